@@ -1,0 +1,87 @@
+// The service's configuration: one typed object read from the environment once, at start.
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalText = z.string().trim().min(1).optional();
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`);
+
+const schema = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8090),
+    HOST: z.string().trim().min(1).default('0.0.0.0'),
+    DATA_DIR: z.string().trim().min(1).default('./data'),
+    ADMIN_API_KEY: z.string().trim().min(16, 'must be at least 16 characters long').optional(),
+    JSON_BODY_LIMIT: z
+      .string()
+      .trim()
+      .regex(/^\d+(b|kb|mb|gb)$/i, 'must be a size such as 512kb or 16mb')
+      .default('16mb'),
+    DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+    TYPESENSE_URL: url(['http:', 'https:']).optional(),
+    TYPESENSE_API_KEY: optionalText,
+    TYPESENSE_COLLECTION: z.string().trim().regex(/^[A-Za-z0-9_-]+$/, 'may hold letters, digits, _ and - only').default('chunks'),
+    TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:/]+:\d+$/, 'must be host:port').optional(),
+    TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['TYPESENSE_API_KEY'], message: 'is required when TYPESENSE_URL is set' });
+    }
+  });
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminApiKey: string | null;
+  jsonBodyLimit: string;
+  logLevel: Env['LOG_LEVEL'];
+  store: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string };
+  lexical: { kind: 'postgres' } | { kind: 'typesense'; url: string; apiKey: string; collection: string };
+  workflows: { kind: 'in-process' } | { kind: 'temporal'; address: string; namespace: string; taskQueue: string };
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the configuration from an environment; a wrong value throws a ConfigError naming the variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const picked = Object.fromEntries(
+    Object.keys(schema.shape).flatMap((k) => (source[k] === undefined || source[k] === '' ? [] : [[k, source[k]]])),
+  );
+  const parsed = schema.safeParse(picked);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const env = parsed.data;
+  const dataDir = path.resolve(env.DATA_DIR);
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    dataDir,
+    adminApiKey: env.ADMIN_API_KEY ?? null,
+    jsonBodyLimit: env.JSON_BODY_LIMIT,
+    logLevel: env.LOG_LEVEL,
+    store: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dir: path.join(dataDir, 'pglite') },
+    lexical: env.TYPESENSE_URL
+      ? { kind: 'typesense', url: env.TYPESENSE_URL, apiKey: env.TYPESENSE_API_KEY!, collection: env.TYPESENSE_COLLECTION }
+      : { kind: 'postgres' },
+    workflows: env.TEMPORAL_ADDRESS
+      ? { kind: 'temporal', address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE }
+      : { kind: 'in-process' },
+  };
+}

@@ -1,0 +1,29 @@
+// The durable work seam: workflows made of activities, run by Temporal or by the in-process runner.
+
+export interface WorkflowStart<I> {
+  /** A readable, unique id (e.g. `ingest-file-<file id>`); starting a running id again is refused. */
+  workflowId: string;
+  input: I;
+}
+
+export interface WorkflowHandle<O> {
+  workflowId: string;
+  /** Resolves with the workflow's result, rejects with its failure. */
+  result(): Promise<O>;
+}
+
+export interface WorkflowEngine {
+  readonly kind: 'in-process' | 'temporal';
+  /** Starts the worker side (Temporal worker or in-process runner, resuming unfinished jobs). */
+  start(): Promise<void>;
+  /** Throws when the engine does not answer. */
+  ping(): Promise<void>;
+  run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>>;
+  close(): Promise<void>;
+}
+
+// Filled in by workflows/: the registry of workflow names with their input and output types.
+import type { WorkflowRegistry } from '../../../workflows/registry.js';
+export type WorkflowName = keyof WorkflowRegistry;
+export type WorkflowInput<N extends WorkflowName> = Parameters<WorkflowRegistry[N]>[1];
+export type WorkflowOutput<N extends WorkflowName> = Awaited<ReturnType<WorkflowRegistry[N]>>;

@@ -1,0 +1,55 @@
+// The relational store: PGlite (embedded, under DATA_DIR) or PostgreSQL, both behind knex.
+import knex, { type Knex } from 'knex';
+import { mkdir } from 'node:fs/promises';
+import type { Config } from '../config.js';
+import { migrationSource } from './migrations/index.js';
+
+export interface Store {
+  kind: 'pglite' | 'postgres';
+  db: Knex;
+  /** Throws when the database does not answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openStore(config: Config['store']): Promise<Store> {
+  const { db, closeEngine } = config.kind === 'pglite' ? await openPglite(config.dir) : openPostgres(config.url);
+  try {
+    await db.migrate.latest({ migrationSource });
+  } catch (error) {
+    await db.destroy();
+    await closeEngine();
+    throw error;
+  }
+  return {
+    kind: config.kind,
+    db,
+    ping: async () => {
+      await db.raw('select 1');
+    },
+    close: async () => {
+      await db.destroy();
+      await closeEngine();
+    },
+  };
+}
+
+function openPostgres(url: string) {
+  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 10 } });
+  return { db, closeEngine: async () => {} };
+}
+
+async function openPglite(dir: string) {
+  // Loaded lazily so full mode never pays for the WebAssembly engine.
+  const [{ PGlite }, { vector }, { pg_trgm }, { createPgConfig }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-pgvector'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('@electric-sql/pglite/node-postgres'),
+  ]);
+  if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
+  const pglite = await PGlite.create(dir, { extensions: { vector, pg_trgm } });
+  // One PGlite is one session: a pool of one connection keeps transactions from interleaving.
+  const db = knex({ client: 'pg', connection: () => createPgConfig(pglite) as never, pool: { min: 0, max: 1 } });
+  return { db, closeEngine: () => pglite.close() };
+}

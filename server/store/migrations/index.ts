@@ -1,0 +1,22 @@
+// Migrations are listed here, in order, so they run the same from source, in tests and in a bundle.
+import type { Knex } from 'knex';
+import * as m001 from './001_core.js';
+import * as m002 from './002_jobs.js';
+import * as m003 from './003_lexical.js';
+
+interface Migration {
+  up(db: Knex): Promise<void>;
+  down(db: Knex): Promise<void>;
+}
+
+const migrations: Record<string, Migration> = {
+  '001_core': m001,
+  '002_jobs': m002,
+  '003_lexical': m003,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name],
+};

@@ -1,0 +1,44 @@
+// Builds the configuration a test runs with: embedded engines in a fresh directory, or the real
+// engines of the `full` project, isolated per call (own database, Typesense collection, task queue).
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../server/config.js';
+
+export const mode = process.env.TEST_MODE === 'full' ? 'full' : 'embedded';
+
+export async function testEnvironment(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  const base = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_API_KEY: 'test-admin-key-0123456789' };
+  if (mode === 'embedded') return { ...base, ...extra };
+  const engines = inject('engineEnv');
+  const suffix = randomBytes(6).toString('hex');
+  return {
+    ...base,
+    ...engines,
+    DATABASE_URL: await createDatabase(engines.DATABASE_URL, `test_${suffix}`),
+    TYPESENSE_COLLECTION: `test_${suffix}`,
+    TEMPORAL_TASK_QUEUE: `test-${suffix}`,
+    ...extra,
+  };
+}
+
+export async function testConfig(extra: Record<string, string> = {}): Promise<Config> {
+  return loadConfig(await testEnvironment(extra));
+}
+
+async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

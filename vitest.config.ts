@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+// The whole suite runs twice: on the embedded engines, and on the real engines that the
+// `full` project's global setup installs and starts (PostgreSQL + pgvector, Typesense, Temporal).
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    teardownTimeout: 60_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'], env: { TEST_MODE: 'embedded' } } },
+      {
+        extends: true,
+        test: {
+          name: 'full',
+          include: ['test/**/*.test.ts'],
+          env: { TEST_MODE: 'full' },
+          globalSetup: ['test/support/services-setup.ts'],
+        },
+      },
+    ],
+  },
+});
