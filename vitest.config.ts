@@ -9,6 +9,7 @@ export default defineConfig({
     teardownTimeout: 60_000,
     fileParallelism: true,
     maxWorkers: 2,
+    setupFiles: ['test/support/contract-guard.ts'],
     projects: [
       { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'], env: { TEST_MODE: 'embedded' } } },
       {

@@ -2,6 +2,7 @@
 // `npm run services`, whose addresses are read from .services/env.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ENV_FILE, PROJECT_ROOT } from './services/paths.js';
 
@@ -29,5 +30,5 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 child.on('exit', (code, signal) => {
-  process.exit(code ?? (signal ? 128 + (({ SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as Record<string, number>)[signal] ?? 1) : 1));
+  process.exit(code ?? 128 + (signal ? os.constants.signals[signal] : 0));
 });

@@ -128,7 +128,7 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
 /**
  * List the API keys of an organization
  *
- * The organization's keys in creation order, `limit` at a time; pass the id of the last key of a page as the `cursor` of the next. Key values are never returned.
+ * The organization's keys in id order, `limit` at a time; pass the id of the last key of a page as the `cursor` of the next. Key values are never returned.
  */
 export const getOrganizationApiKeys = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationApiKeysData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationApiKeysResponses, GetOrganizationApiKeysErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],

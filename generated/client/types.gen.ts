@@ -500,6 +500,7 @@ export type OrganizationWithSubAndPlan = {
  * A plan with fixed quantities.
  */
 export type Plan = {
+    type: 'flat';
     id: string;
     name: string;
     /**
@@ -660,6 +661,7 @@ export type SortOrder = 'desc' | 'asc';
  * An organization's subscription to a fixed plan.
  */
 export type Subscription = {
+    type: 'flat';
     id: string;
     organization_id: string;
     plan_id: string;
@@ -680,12 +682,20 @@ export type Timestamp = string;
 /**
  * The organization's plan, fixed or usage based.
  */
-export type TrievePlan = Plan | UsageBasedPlan;
+export type TrievePlan = ({
+    type: 'flat';
+} & Plan) | ({
+    type: 'usage_based';
+} & UsageBasedPlan);
 
 /**
  * The organization's subscription.
  */
-export type TrieveSubscription = Subscription | UsageBasedSubscription;
+export type TrieveSubscription = ({
+    type: 'flat';
+} & Subscription) | ({
+    type: 'usage_based';
+} & UsageBasedSubscription);
 
 /**
  * How misspelt query words are corrected.
@@ -707,6 +717,7 @@ export type TypoRange = {
  * A plan billed by metered usage.
  */
 export type UsageBasedPlan = {
+    type: 'usage_based';
     id: string;
     name: string;
     visible: boolean;
@@ -718,6 +729,7 @@ export type UsageBasedPlan = {
  * An organization's subscription to a usage-based plan.
  */
 export type UsageBasedSubscription = {
+    type: 'usage_based';
     id: string;
     organization_id: string;
     usage_based_plan_id: string;

@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { installServices } from './install.js';
 import { DEFAULT_DATA_DIR } from './paths.js';
-import { freePorts } from './ports.js';
+import { pickPorts } from './ports.js';
 import { startPostgres } from './postgres.js';
-import type { Log } from './proc.js';
+import { type Log, stopLeftover } from './proc.js';
 import { startTemporal, TEMPORAL_NAMESPACE } from './temporal.js';
 import { startTypesense } from './typesense.js';
 
@@ -23,9 +23,19 @@ export async function startServices(opts: { dataDir?: string; log?: (line: strin
   const log: Log = opts.log ?? (() => {});
   const dataDir = path.resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   await installServices({ log });
-  fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+  const logs = path.join(dataDir, 'logs');
+  fs.mkdirSync(logs, { recursive: true });
 
-  const [pgPort, tsPort, tsPeeringPort, temporalPort, temporalUiPort] = await freePorts(5);
+  // An earlier run that died without stopping its engines (e.g. SIGKILLed) leaves
+  // them holding the data dirs and ports: stop those first. Layout: <dataDir>/
+  // {postgres,typesense,temporal} data, logs/<engine>.{log,pid}, ports.json.
+  await Promise.all([
+    stopLeftover(path.join(logs, 'postgres.log'), path.join(dataDir, 'postgres'), 'SIGINT', log),
+    stopLeftover(path.join(logs, 'typesense.log'), path.join(dataDir, 'typesense'), 'SIGTERM', log),
+    stopLeftover(path.join(logs, 'temporal.log'), path.join(dataDir, 'temporal'), 'SIGTERM', log),
+  ]);
+
+  const ports = await pickPorts(['postgres', 'typesense', 'typesensePeering', 'temporal', 'temporalUi'], path.join(dataDir, 'ports.json'));
   const timed = async <T>(name: string, start: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
     const result = await start();
@@ -33,9 +43,9 @@ export async function startServices(opts: { dataDir?: string; log?: (line: strin
     return result;
   };
   const [pgRes, tsRes, tmRes] = await Promise.allSettled([
-    timed('postgres', () => startPostgres({ dataDir, port: pgPort, log })),
-    timed('typesense', () => startTypesense({ dataDir, port: tsPort, peeringPort: tsPeeringPort })),
-    timed('temporal', () => startTemporal({ dataDir, port: temporalPort, uiPort: temporalUiPort })),
+    timed('postgres', () => startPostgres({ dataDir, port: ports.postgres, log })),
+    timed('typesense', () => startTypesense({ dataDir, port: ports.typesense, peeringPort: ports.typesensePeering })),
+    timed('temporal', () => startTemporal({ dataDir, port: ports.temporal, uiPort: ports.temporalUi })),
   ]);
 
   const started = [pgRes, tsRes, tmRes].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));

@@ -39,6 +39,14 @@ function pgEnv(): NodeJS.ProcessEnv {
 function prepareDataDir(bin: string, dataDir: string, user: RunAs | undefined, logFile: string, log: Log): string {
   const pgdata = path.join(dataDir, 'postgres');
   if (user) {
+    // The binaries sit inside the project: every directory above them must be
+    // enterable by the unprivileged user (not so under e.g. a 0700 /root).
+    const probe = spawnSync(path.join(bin, 'postgres'), ['--version'], { uid: user.uid, gid: user.gid, cwd: '/', encoding: 'utf8' });
+    if (probe.status !== 0) {
+      throw new Error(
+        `user "${RUN_AS_WHEN_ROOT}" cannot run ${bin}/postgres (${probe.error?.message ?? probe.stderr}): every directory above it must be world-executable (chmod o+x), or run as a non-root user`,
+      );
+    }
     // e.g. a mkdtemp dir is 0700 root: let the postgres user pass through it.
     const mode = fs.statSync(dataDir).mode & 0o7777;
     if ((mode & 0o001) === 0) fs.chmodSync(dataDir, mode | 0o001);

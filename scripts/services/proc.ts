@@ -16,6 +16,7 @@ export interface Engine {
 }
 
 const running = new Set<Engine>();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let exitHookInstalled = false;
 
 /** Last resort: if Node exits while engines still run, SIGKILL them. */
@@ -33,6 +34,44 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   uid?: number;
   gid?: number;
+}
+
+/** <dataDir>/logs/x.log -> <dataDir>/logs/x.pid: the engine's pid while it runs. */
+const pidFileFor = (logFile: string) => logFile.replace(/\.log$/, '') + '.pid';
+
+/** An engine left running by an earlier process that died without cleaning up
+ * (e.g. SIGKILLed) still holds its data dir; stop it before starting anew. Only a
+ * process whose command line names `marker` (its data path) is touched. */
+export async function stopLeftover(logFile: string, marker: string, signal: NodeJS.Signals, log: Log): Promise<void> {
+  const pidFile = pidFileFor(logFile);
+  let pid = 0;
+  try {
+    pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  const alive = () => {
+    try {
+      return pid > 0 && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  };
+  if (alive()) {
+    log(`stopping a leftover engine from an earlier run (pid ${pid}, ${marker})`);
+    const kill = (sig: NodeJS.Signals) => {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // gone meanwhile
+      }
+    };
+    kill(signal);
+    for (let i = 0; i < 100 && alive(); i++) await sleep(100);
+    if (alive()) kill('SIGKILL');
+    for (let i = 0; i < 50 && alive(); i++) await sleep(100);
+  }
+  fs.rmSync(pidFile, { force: true });
 }
 
 /** Starts an engine with stdout+stderr appended to its log file (never the terminal).
@@ -55,12 +94,15 @@ export function spawnEngine(name: string, cmd: string, args: string[], opts: Spa
   } finally {
     fs.closeSync(fd);
   }
+  const pidFile = pidFileFor(opts.logFile);
+  if (child.pid !== undefined) fs.writeFileSync(pidFile, `${child.pid}\n`);
   let done = false;
   const exited = new Promise<string>((resolve) => {
     const finish = (how: string) => {
       if (done) return;
       done = true;
       running.delete(engine);
+      fs.rmSync(pidFile, { force: true });
       resolve(how);
     };
     child.once('exit', (code, signal) => finish(signal ? `signal ${signal}` : `exit code ${code}`));
@@ -88,8 +130,6 @@ export function logTail(file: string, lines = 40): string {
     return '(no log)';
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `ready` until it returns true. Fails fast if the engine exits, or after
  * `timeoutMs`; either way the error carries the tail of the engine's log. */

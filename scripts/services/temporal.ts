@@ -17,6 +17,7 @@ export interface RunningTemporal {
 export async function startTemporal(opts: { dataDir: string; port: number; uiPort: number }): Promise<RunningTemporal> {
   const dir = path.join(opts.dataDir, 'temporal');
   fs.mkdirSync(dir, { recursive: true });
+  const logFile = path.join(opts.dataDir, 'logs', 'temporal.log');
   const address = `127.0.0.1:${opts.port}`;
   const uiUrl = `http://127.0.0.1:${opts.uiPort}`;
   const engine = spawnEngine(
@@ -34,7 +35,7 @@ export async function startTemporal(opts: { dataDir: string; port: number; uiPor
       '--log-level=warn',
       '--color=never',
     ],
-    { logFile: path.join(opts.dataDir, 'logs', 'temporal.log'), cwd: dir },
+    { logFile, cwd: dir },
   );
   const stop = () => stopEngine(engine, 'SIGTERM');
   try {

@@ -15,6 +15,7 @@ export interface RunningTypesense {
 export async function startTypesense(opts: { dataDir: string; port: number; peeringPort: number }): Promise<RunningTypesense> {
   const dir = path.join(opts.dataDir, 'typesense');
   fs.mkdirSync(dir, { recursive: true });
+  const logFile = path.join(opts.dataDir, 'logs', 'typesense.log');
   // The bootstrap admin key is not stored in the data dir, so a fresh one per start is fine.
   const apiKey = randomBytes(16).toString('hex');
   const url = `http://127.0.0.1:${opts.port}`;
@@ -31,7 +32,7 @@ export async function startTypesense(opts: { dataDir: string; port: number; peer
       '--peering-address=127.0.0.1',
       `--peering-port=${opts.peeringPort}`,
     ],
-    { logFile: path.join(opts.dataDir, 'logs', 'typesense.log') },
+    { logFile },
   );
   const stop = () => stopEngine(engine, 'SIGTERM');
   try {

@@ -22,6 +22,39 @@ export interface WorkflowEngine {
   close(): Promise<void>;
 }
 
+/** Where engines report retries and failures; a pino logger fits. */
+export interface WorkflowLogger {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** Starting a workflow id that is still pending or running. */
+export class WorkflowAlreadyRunningError extends Error {
+  constructor(readonly workflowId: string) {
+    super(`workflow ${workflowId} is already running`);
+    this.name = 'WorkflowAlreadyRunningError';
+  }
+}
+
+/** A workflow that failed for good; the message carries the underlying error's. */
+export class WorkflowFailedError extends Error {
+  constructor(
+    readonly workflowId: string,
+    readonly reason: string,
+  ) {
+    super(`workflow ${workflowId} failed: ${reason}`);
+    this.name = 'WorkflowFailedError';
+  }
+}
+
+/** The engine closed before the workflow finished; it carries on when a worker or runner starts again. */
+export class WorkflowInterruptedError extends Error {
+  constructor(readonly workflowId: string) {
+    super(`workflow ${workflowId} was interrupted by shutdown; it resumes when the service starts again`);
+    this.name = 'WorkflowInterruptedError';
+  }
+}
+
 // Filled in by workflows/: the registry of workflow names with their input and output types.
 import type { WorkflowRegistry } from '../../../workflows/registry.js';
 export type WorkflowName = keyof WorkflowRegistry;

@@ -1,0 +1,110 @@
+// The HTTP application: JSON parsing, request validation against the bundled contract, access
+// rules, one route per operation, and one error body `{message}` for every failure.
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.js';
+import contract from '../generated/openapi.json' with { type: 'json' };
+import { operations, type Handlers, type OperationFacts } from '../generated/handlers.js';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { grantAccess, type Access } from './auth/access.js';
+import { docsRouter } from './docs.js';
+import { HttpError } from './errors.js';
+import type { Services } from './services.js';
+
+type OperationId = keyof Handlers;
+
+export function createApp(services: Services, handlers: Handlers, logger?: Logger): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  if (logger) app.use(pinoHttp({ logger, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
+  app.set('query parser', 'extended');
+
+  app.get('/openapi.json', (_req, res) => {
+    res.json(contract);
+  });
+  app.use('/docs', docsRouter());
+
+  app.use(express.json({ limit: services.config.jsonBodyLimit, strict: false }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: false,
+      validateSecurity: {
+        handlers: {
+          ApiKey: async (req) => {
+            const operationId = openapiOf(req as Request)!.schema.operationId;
+            accessOf(req as Request).value = await grantAccess(services, operations[operationId] as OperationFacts, {
+              authorization: req.get('authorization'),
+              datasetHeader: req.get('svc-dataset'),
+              organizationHeader: req.get('svc-organization'),
+            });
+            return true;
+          },
+        },
+      },
+    }),
+  );
+
+  // The validator has matched the request to exactly one operation; dispatch on it rather than route twice.
+  app.use(dispatch(services, handlers));
+
+  app.use((req, _res, next) => next(new HttpError(404, `no route ${req.method} ${req.path}`)));
+  app.use(errorBody);
+  return app;
+}
+
+type AnyHandler = (ctx: Record<string, unknown>) => Promise<{ status: number; body?: unknown }>;
+
+function dispatch(services: Services, handlers: Handlers): RequestHandler {
+  return async (req, res, next) => {
+    const openapi = openapiOf(req);
+    if (!openapi) return next();
+    const handler = handlers[openapi.schema.operationId] as unknown as AnyHandler;
+    const access = accessOf(req).value;
+    const reply = await handler({
+      body: req.body,
+      path: openapi.pathParams,
+      query: req.query,
+      headers: req.headers,
+      services,
+      caller: access?.caller,
+      organizationId: access?.organizationId,
+      dataset: access?.dataset,
+    });
+    if (reply.body === undefined) res.status(reply.status).end();
+    else res.status(reply.status).json(reply.body);
+  };
+}
+
+/** What express-openapi-validator attached: the matched operation and its path parameters. */
+function openapiOf(req: Request): { schema: { operationId: OperationId }; pathParams: Record<string, string> } | undefined {
+  return (req as unknown as { openapi?: { schema: { operationId: OperationId }; pathParams: Record<string, string> } }).openapi;
+}
+
+const accessKey = Symbol('access');
+function accessOf(req: Request): { value: Access | undefined } {
+  const holder = req as unknown as Record<symbol, { value: Access | undefined }>;
+  holder[accessKey] ??= { value: undefined };
+  return holder[accessKey];
+}
+
+/** Every failure, whoever raised it, becomes its status with `{message}`. */
+const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
+  const { status, message } = describe(error);
+  if (status >= 500) req.log?.error?.({ err: error }, 'request failed');
+  if (res.headersSent) return res.end();
+  res.status(status).json({ message });
+};
+
+function describe(error: unknown): { status: number; message: string } {
+  if (error instanceof HttpError) return { status: error.status, message: error.message };
+  const e = error as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
+  if (e?.type === 'entity.parse.failed') return { status: 400, message: `the request body is not valid JSON: ${e.message}` };
+  if (e?.type === 'entity.too.large') return { status: 413, message: `the request body is over the limit of ${e.limit} bytes` };
+  const status = e?.status ?? e?.statusCode;
+  // express-openapi-validator's messages name each violation and where it is.
+  if (status && status >= 400 && status < 500) return { status, message: e.message || 'bad request' };
+  return { status: 500, message: 'internal error' };
+}

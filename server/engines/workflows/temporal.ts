@@ -1,0 +1,130 @@
+// The Temporal engine: a Client to start workflows and a Worker inside the service process
+// (started by start()) that runs them, with Temporal's retries, timeouts and history.
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError as TemporalWorkflowFailedError } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Config } from '../../config.js';
+import type { ActivityDeps } from '../../../workflows/activities/index.js';
+import { createWorker, installTemporalRuntime } from '../../../workflows/worker.js';
+import type * as temporalWorkflows from '../../../workflows/workflows.js';
+import {
+  WorkflowAlreadyRunningError,
+  WorkflowFailedError,
+  WorkflowInterruptedError,
+  type WorkflowEngine,
+  type WorkflowHandle,
+  type WorkflowInput,
+  type WorkflowLogger,
+  type WorkflowName,
+  type WorkflowOutput,
+  type WorkflowStart,
+} from './types.js';
+
+// Fails to compile when a registry workflow has no Temporal wrapper in workflows.ts (or a wrong one).
+type Wrappers = { [N in WorkflowName]: (input: WorkflowInput<N>) => Promise<WorkflowOutput<N>> };
+type Checked<T extends Wrappers> = T;
+export type TemporalWorkflows = Checked<typeof temporalWorkflows>;
+
+export interface TemporalOptions {
+  /** How long running activities get to finish at close(); 10s by default. */
+  shutdownGraceMs?: number;
+  /** Gets the worker's warnings (failed activities...); Temporal's runtime is process-wide, so the first engine's wins. */
+  logger?: WorkflowLogger;
+}
+
+type TemporalConfig = Extract<Config['workflows'], { kind: 'temporal' }>;
+
+export async function createTemporalEngine(config: TemporalConfig, deps: ActivityDeps, options: TemporalOptions = {}): Promise<WorkflowEngine> {
+  const { address, namespace, taskQueue } = config;
+  installTemporalRuntime(options.logger);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 5000 });
+  } catch (err) {
+    throw new Error(`Temporal at ${address} does not answer: ${messageOf(err)}`);
+  }
+  const client = new Client({ connection, namespace });
+  let worker: { native: NativeConnection; worker: Worker; running: Promise<void> } | undefined;
+  let workerError: unknown;
+  let closing: Promise<void> | undefined;
+
+  const start = async () => {
+    if (worker || closing) return;
+    const native = await NativeConnection.connect({ address });
+    try {
+      const created = await createWorker({
+        connection: native,
+        namespace,
+        taskQueue,
+        deps,
+        shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+      });
+      // run() settles only when the worker stops; a crash is kept and reported by ping().
+      const running = created.run().catch((err) => {
+        workerError = err;
+      });
+      worker = { native, worker: created, running };
+    } catch (err) {
+      await native.close();
+      throw new Error(`Temporal worker failed to start (task queue ${taskQueue}): ${messageOf(err)}`);
+    }
+  };
+
+  const close = async () => {
+    if (worker) {
+      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+      await worker.running;
+      await worker.native.close();
+    }
+    await connection.close();
+  };
+
+  return {
+    kind: 'temporal',
+    start,
+
+    async ping() {
+      try {
+        await connection.withDeadline(Date.now() + 3000, () => connection.workflowService.describeNamespace({ namespace }));
+      } catch (err) {
+        throw new Error(`Temporal at ${address} (namespace ${namespace}) failed its health check: ${messageOf(err)}`);
+      }
+      if (workerError) throw new Error(`Temporal worker stopped: ${messageOf(workerError)}`);
+    },
+
+    async run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>> {
+      const { workflowId, input } = start;
+      let handle;
+      try {
+        handle = await client.workflow.start(name, { taskQueue, workflowId, args: [input] });
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) throw new WorkflowAlreadyRunningError(workflowId);
+        throw err;
+      }
+      return {
+        workflowId,
+        result: async () => {
+          try {
+            return (await handle.result()) as WorkflowOutput<N>;
+          } catch (err) {
+            if (err instanceof TemporalWorkflowFailedError) throw new WorkflowFailedError(workflowId, rootMessage(err));
+            if (closing) throw new WorkflowInterruptedError(workflowId);
+            throw err;
+          }
+        },
+      };
+    },
+
+    close: () => (closing ??= close()),
+  };
+}
+
+/** The innermost cause's message: Temporal wraps an activity's error in ActivityFailure etc. */
+function rootMessage(err: Error): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return messageOf(e);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,39 @@
+// The engines behind the service, each chosen once at start from the configuration.
+import type { Config } from './config.js';
+import { createLexicalIndex } from './engines/lexical/index.js';
+import type { LexicalIndex } from './engines/lexical/types.js';
+import { createWorkflowEngine } from './engines/workflows/index.js';
+import type { WorkflowEngine } from './engines/workflows/types.js';
+import { openStore, type Store } from './store/db.js';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  lexical: LexicalIndex;
+  workflows: WorkflowEngine;
+  close(): Promise<void>;
+}
+
+export async function openServices(config: Config): Promise<Services> {
+  const store = await openStore(config.store);
+  const opened: { close(): Promise<void> }[] = [store];
+  try {
+    const lexical = await createLexicalIndex(config.lexical, store);
+    opened.unshift(lexical);
+    const workflows = await createWorkflowEngine(config.workflows, { store, lexical });
+    opened.unshift(workflows);
+    await workflows.start();
+    return { config, store, lexical, workflows, close: () => closeAll(opened) };
+  } catch (error) {
+    await closeAll(opened);
+    throw error;
+  }
+}
+
+/** Closes in reverse order of opening, every one even when one fails. */
+async function closeAll(opened: { close(): Promise<void> }[]): Promise<void> {
+  const results = [];
+  for (const engine of opened) results.push(await engine.close().then(() => null, (e: unknown) => e));
+  const failure = results.find((r) => r !== null);
+  if (failure) throw failure;
+}

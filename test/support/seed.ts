@@ -1,0 +1,57 @@
+// Rows the HTTP tests need before the operations that create them exist in the API.
+import type { Knex } from 'knex';
+
+export async function seedDataset(db: Knex, organizationId: string, fields: { tracking_id?: string; name?: string } = {}) {
+  const [row] = await db('datasets').insert({ organization_id: organizationId, name: fields.name ?? 'docs', tracking_id: fields.tracking_id ?? null }).returning('*');
+  return row as { id: string; tracking_id: string | null };
+}
+
+export async function seedChunk(db: Knex, datasetId: string, fields: { tracking_id?: string; chunk_html?: string } = {}) {
+  const [row] = await db('chunks').insert({ dataset_id: datasetId, chunk_html: 'some text', ...fields }).returning('id');
+  return row.id as string;
+}
+
+export async function seedGroup(db: Knex, datasetId: string, fields: { tracking_id?: string; name?: string; file_id?: string; tag_set?: string[] } = {}) {
+  const [row] = await db('chunk_groups').insert({ dataset_id: datasetId, name: 'group', ...fields }).returning('id');
+  return row.id as string;
+}
+
+export async function seedFile(db: Knex, datasetId: string, fields: { id?: string; file_name?: string } = {}) {
+  const [row] = await db('files')
+    .insert({ dataset_id: datasetId, file_name: 'report.pdf', size: 1234, tag_set: 'a,b', metadata: JSON.stringify({ kind: 'report' }), ...fields })
+    .returning('id');
+  return row.id as string;
+}
+
+export async function seedCrawl(db: Knex, datasetId: string, fields: { url?: string; created_at?: Date } = {}) {
+  const [row] = await db('crawl_requests')
+    .insert({
+      dataset_id: datasetId,
+      url: 'https://example.com',
+      interval: 'daily',
+      next_crawl_at: new Date('2026-12-01T00:00:00Z'),
+      crawl_options: JSON.stringify({ site_url: 'https://example.com', limit: 100, interval: 'daily', boost_titles: true, include_tags: ['main'] }),
+      ...fields,
+    })
+    .returning('id');
+  return row.id as string;
+}
+
+export async function seedRagQuery(
+  db: Knex,
+  datasetId: string,
+  fields: { user_message?: string; top_score?: number; hallucination_score?: number; query_rating?: number; created_at?: Date; component_name?: string; has_clicks?: boolean } = {},
+) {
+  const [row] = await db('rag_queries')
+    .insert({
+      dataset_id: datasetId,
+      search_id: '00000000-0000-4000-8000-000000000001',
+      topic_id: '00000000-0000-4000-8000-000000000002',
+      user_message: 'what is a chunk?',
+      llm_response: 'A piece of a document.',
+      results: JSON.stringify([{ id: 'x' }]),
+      ...fields,
+    })
+    .returning('id');
+  return row.id as string;
+}

@@ -1,0 +1,49 @@
+// A running service for HTTP-level tests, with a fetch that checks every response against the contract.
+import { createClient, type Client } from '../../generated/client/client/index.js';
+import { startService, type RunningService } from '../../server/main.js';
+import { checkResponse } from './contract.js';
+import { testConfig } from './env.js';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789';
+
+export interface TestService extends RunningService {
+  /** The generated SDK's client, authenticated with the given key (the administrator's by default). */
+  client(apiKey?: string): Client;
+  /** A raw request; the response is checked against the contract too. */
+  request(method: string, path: string, init?: { headers?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<Reply>;
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+}
+
+export async function startTestService(extraEnv: Record<string, string> = {}): Promise<TestService> {
+  const service = await startService(await testConfig(extraEnv));
+  return {
+    ...service,
+    client: (apiKey = ADMIN_KEY) => createClient({ baseUrl: service.url, fetch: checkedFetch, auth: () => apiKey }),
+    request: async (method, path, init = {}) => {
+      const headers: Record<string, string> = { ...init.headers };
+      let payload: string | undefined = init.rawBody;
+      if (init.body !== undefined) {
+        payload = JSON.stringify(init.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      if (payload !== undefined) headers['content-type'] ??= 'application/json';
+      const response = await checkedFetch(new Request(service.url + path, { method, headers, body: payload }));
+      const text = await response.text();
+      return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+    },
+  };
+}
+
+async function checkedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const response = await fetch(request.clone());
+  const text = await response.clone().text();
+  const contentType = response.headers.get('content-type');
+  const body = text && contentType?.includes('json') ? JSON.parse(text) : text || undefined;
+  checkResponse(request.method, request.url, response.status, body, contentType);
+  return response;
+}

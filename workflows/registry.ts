@@ -1,0 +1,14 @@
+// Every workflow by name, with its flow. The engines' `run(name, ...)` is typed from this map,
+// the in-process runner looks flows up in it, and workflows.ts wraps each one for Temporal.
+import { purgeDatasetFlow } from './flows.js';
+
+export const flows = {
+  purgeDataset: purgeDatasetFlow,
+};
+
+export type WorkflowRegistry = typeof flows;
+
+/** Readable workflow ids; one per subject, so a second start while one runs is refused. */
+export const workflowIds = {
+  purgeDataset: (datasetId: string) => `purge-dataset-${datasetId}`,
+};
