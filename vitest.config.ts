@@ -12,11 +12,12 @@ export default defineConfig({
     setupFiles: ['test/support/contract-guard.ts'],
     projects: [
       { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'], env: { TEST_MODE: 'embedded' } } },
+      // Engine-independent tests (unit, e2e of `npm start`) run once, in the embedded project.
       {
         extends: true,
         test: {
           name: 'full',
-          include: ['test/**/*.test.ts'],
+          include: ['test/http/**/*.test.ts', 'test/engines/**/*.test.ts'],
           env: { TEST_MODE: 'full' },
           globalSetup: ['test/support/services-setup.ts'],
         },

@@ -16,7 +16,7 @@ export interface RunningService {
 /** Opens the engines and listens; used by `npm start`, the tests and the benchmark. */
 export async function startService(config: Config): Promise<RunningService> {
   const logger = createLogger(config.logLevel);
-  const services = await openServices(config);
+  const services = await openServices(config, logger);
   const app = createApp(services, handlers, logger);
   let server: Server;
   try {

@@ -1,4 +1,5 @@
 // The engines behind the service, each chosen once at start from the configuration.
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createLexicalIndex } from './engines/lexical/index.js';
 import type { LexicalIndex } from './engines/lexical/types.js';
@@ -14,13 +15,13 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export async function openServices(config: Config): Promise<Services> {
+export async function openServices(config: Config, logger: Logger): Promise<Services> {
   const store = await openStore(config.store);
   const opened: { close(): Promise<void> }[] = [store];
   try {
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.unshift(lexical);
-    const workflows = await createWorkflowEngine(config.workflows, { store, lexical });
+    const workflows = await createWorkflowEngine(config.workflows, { store, lexical }, { logger });
     opened.unshift(workflows);
     await workflows.start();
     return { config, store, lexical, workflows, close: () => closeAll(opened) };

@@ -15,10 +15,11 @@ export interface FlowContext<A> {
 
 // Per-activity options: what Temporal's proxyActivities takes; the in-process runner reads `retry`.
 const retry: RetryPolicy = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 };
+// startToCloseTimeout is also how long Temporal waits before retrying an attempt whose worker died.
 export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   removeDatasetFromLexicalIndex: { startToCloseTimeout: '5m', retry },
-  deleteDatasetChunks: { startToCloseTimeout: '5m', retry },
-  deleteDatasetRow: { startToCloseTimeout: '5m', retry },
+  deleteDatasetChunks: { startToCloseTimeout: '1m', retry }, // one batch: seconds at most
+  deleteDatasetRow: { startToCloseTimeout: '5m', retry }, // cascades to groups, files, analytics rows
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,6 +1,6 @@
 // The Temporal worker that runs inside the service process, so activities close over the live
 // store and index. Workflow code is bundled once per process (webpack, a few seconds) and reused.
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowLogger } from '../server/engines/workflows/types.js';
 import { createActivities, type ActivityDeps } from './activities/index.js';
@@ -10,8 +10,8 @@ export interface CreateWorkerOptions {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
-  /** How long running activities get to finish at shutdown before they are cancelled. */
-  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** How long running activities get to finish at shutdown before they are cancelled; 10s by default. */
+  shutdownGraceMs?: number;
 }
 
 const workflowsPath = fileURLToPath(new URL('./workflows.ts', import.meta.url));
@@ -33,7 +33,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue,
     workflowBundle: await workflowBundle(),
     activities: createActivities(options.deps),
-    shutdownGraceTime: options.shutdownGraceTime ?? '10s',
+    shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+    // Then a few seconds for cancelled activities to stop; one that ignores cancellation must not
+    // keep the service from exiting (worker.run() rejects instead).
+    shutdownForceTime: (options.shutdownGraceMs ?? 10_000) + 5_000,
   });
 }
 

@@ -216,6 +216,49 @@ describe(`workflow engine (${mode})`, () => {
   });
 });
 
+describe.runIf(mode === 'full')('Temporal engine restart', () => {
+  it('a workflow interrupted by close() carries on with the next engine on the task queue', async () => {
+    const config = await testConfig();
+    const store = await openStore(config.store);
+    const realIndex = await createLexicalIndex(config.lexical, store);
+    const lexical = instrumented(realIndex);
+    try {
+      const datasetId = await seedDataset(store, lexical.index, 4);
+      const workflowId = workflowIds.purgeDataset(datasetId);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      lexical.hooks.set(datasetId, async () => {
+        entered();
+        await gate;
+      });
+      const first = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index }, { shutdownGraceMs: 2000 });
+      await first.start();
+      const handle = await first.run('purgeDataset', { workflowId, input: { datasetId, batchSize: 3 } });
+      await inside;
+      // The running activity finishes within the grace time; the rest waits for the next worker.
+      setTimeout(release, 100);
+      await first.close();
+      await expect(handle.result()).rejects.toBeInstanceOf(WorkflowInterruptedError);
+      expect(await count(store, 'datasets', { id: datasetId })).toBe(1);
+
+      const second = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index }, { shutdownGraceMs: 1000 });
+      try {
+        await second.start();
+        await waitFor(async () => ((await count(store, 'datasets', { id: datasetId })) === 0 ? true : undefined));
+        expect(await count(store, 'chunks', { dataset_id: datasetId })).toBe(0);
+        expect(lexical.calls.get(datasetId)).toBe(1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await realIndex.close();
+      await store.close();
+    }
+  });
+});
+
 describe(`in-process runner on ${mode === 'full' ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('resumes an unfinished job after a restart, replaying journaled steps without re-running them', async () => {
     const config = await testConfig();

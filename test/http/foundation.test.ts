@@ -23,6 +23,18 @@ describe('health', () => {
     );
   });
 
+  it('answers 503 naming the engine that does not answer', async () => {
+    const broken = await startTestService();
+    try {
+      await broken.services.store.db.destroy();
+      const reply = await broken.request('GET', '/api/health');
+      expect(reply.status).toBe(503);
+      expect(reply.body.message).toMatch(/^the database \((pglite|postgres)\) does not answer/);
+    } finally {
+      await broken.stop();
+    }
+  });
+
   it('needs no API key', async () => {
     const reply = await service.request('GET', '/api/health');
     expect(reply.status).toBe(200);

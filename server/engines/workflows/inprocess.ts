@@ -105,7 +105,9 @@ class InProcessEngine implements WorkflowEngine {
     });
     const waiter = deferred();
     this.waiters.set(workflowId, waiter);
-    if (this.started) this.launch(workflowId);
+    // Closed while claiming: the job stays pending and runs at the next start.
+    if (this.closing) waiter.reject(new WorkflowInterruptedError(workflowId));
+    else if (this.started) this.launch(workflowId);
     return { workflowId, result: () => waiter.promise as Promise<WorkflowOutput<N>> };
   }
 
@@ -129,8 +131,13 @@ class InProcessEngine implements WorkflowEngine {
   }
 
   private launch(id: string): void {
-    if (this.active.has(id)) return;
-    const execution = this.execute(id).finally(() => this.active.delete(id));
+    // A new run of an id whose previous execution is still winding down waits for it.
+    const previous = this.active.get(id) ?? Promise.resolve();
+    const execution: Promise<void> = previous
+      .then(() => this.execute(id))
+      .finally(() => {
+        if (this.active.get(id) === execution) this.active.delete(id);
+      });
     this.active.set(id, execution);
   }
 

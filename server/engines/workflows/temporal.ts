@@ -56,7 +56,7 @@ export async function createTemporalEngine(config: TemporalConfig, deps: Activit
         namespace,
         taskQueue,
         deps,
-        shutdownGraceTime: options.shutdownGraceMs ?? 10_000,
+        shutdownGraceMs: options.shutdownGraceMs,
       });
       // run() settles only when the worker stops; a crash is kept and reported by ping().
       const running = created.run().catch((err) => {
