@@ -93,6 +93,8 @@ function accessOf(req: Request): { value: Access | undefined } {
 /** Every failure, whoever raised it, becomes its status with `{message}`. */
 const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
   const { status, message } = describe(error);
+  // The validator's own words for an unknown route are just "not found".
+  if (status === 404 && message === 'not found') return res.status(404).json({ message: `no route ${req.method} ${req.path}` });
   if (status >= 500) req.log?.error?.({ err: error }, 'request failed');
   if (res.headersSent) return res.end();
   res.status(status).json({ message });

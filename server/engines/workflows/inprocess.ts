@@ -3,7 +3,7 @@
 // journaled in job_steps under its sequence number, so after a restart a job's flow is replayed
 // from the start and finished steps hand back their recorded results instead of running again.
 // Assumes one runner per database (it resumes every unfinished job at start).
-import type { RetryPolicy } from '@temporalio/workflow';
+import { msToNumber, type RetryPolicy } from '@temporalio/common';
 import { createActivities, type ActivityDeps, type Activities } from '../../../workflows/activities/index.js';
 import { activityOptions, type FlowContext } from '../../../workflows/flows.js';
 import { flows } from '../../../workflows/registry.js';
@@ -206,9 +206,9 @@ class InProcessEngine implements WorkflowEngine {
   /** Calls an activity with the retry policy of its Temporal options (exponential back-off). */
   private async withRetry(jobId: string, name: string, call: () => Promise<unknown>): Promise<{ value: unknown; attempts: number }> {
     const policy: RetryPolicy = (activityOptions as Record<string, { retry?: RetryPolicy }>)[name]?.retry ?? {};
-    const initial = toMs(policy.initialInterval, 1000);
+    const initial = policy.initialInterval === undefined ? 1000 : msToNumber(policy.initialInterval);
     const coefficient = policy.backoffCoefficient ?? 2;
-    const maxInterval = toMs(policy.maximumInterval, initial * 100);
+    const maxInterval = policy.maximumInterval === undefined ? initial * 100 : msToNumber(policy.maximumInterval);
     const maxAttempts = policy.maximumAttempts || Infinity; // 0 or unset means unlimited, as in Temporal
     for (let attempt = 1; ; attempt++) {
       if (this.stop.signal.aborted) throw new Interrupted();
@@ -258,19 +258,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_557_600_000 };
-
-/** A Temporal Duration (milliseconds or an `ms`-style string such as '1s', '2 minutes') in ms. */
-function toMs(duration: number | string | undefined, fallback: number): number {
-  if (duration === undefined) return fallback;
-  if (typeof duration === 'number') return duration;
-  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(duration.trim());
-  const unit = match?.[2].toLowerCase() ?? '';
-  const key = unit === '' || unit.startsWith('ms') || unit.startsWith('milli') ? 'ms' : unit[0];
-  if (!match || !UNIT_MS[key]) throw new Error(`unsupported duration ${JSON.stringify(duration)}`);
-  return Number(match[1]) * UNIT_MS[key];
 }
 
 function jsonClone<T>(value: T): T {
