@@ -1,0 +1,43 @@
+// The store seam: migrations run at every open, idempotently, and pgvector and pg_trgm answer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../server/config.js';
+import { openStore, type Store } from '../../server/store/db.js';
+import { mode, testConfig } from '../support/env.js';
+
+let config: Config;
+let store: Store;
+beforeAll(async () => {
+  config = await testConfig();
+  store = await openStore(config.store);
+});
+afterAll(async () => {
+  await store?.close();
+});
+
+describe(`store (${mode})`, () => {
+  it('is the engine of the mode', () => {
+    expect(store.kind).toBe(mode === 'full' ? 'postgres' : 'pglite');
+  });
+
+  it('ran every migration, and opening again runs none and keeps the data', async () => {
+    const applied = await store.db('knex_migrations').orderBy('id').pluck('name');
+    expect(applied).toEqual(['001_core', '002_jobs', '003_lexical']);
+    await store.db('organizations').insert({ name: 'kept' });
+    await store.close();
+    store = await openStore(config.store);
+    expect(await store.db('knex_migrations').orderBy('id').pluck('name')).toEqual(applied);
+    expect(await store.db('organizations').where({ name: 'kept' }).pluck('name')).toEqual(['kept']);
+  });
+
+  it('answers pgvector distance queries and pg_trgm similarity', async () => {
+    // One transaction: a temporary table lives in one connection of the pool.
+    const nearest = await store.db.transaction(async (trx) => {
+      await trx.raw('create temporary table probe (id int, embedding vector(3)) on commit drop');
+      await trx.raw(`insert into probe values (1, '[1,0,0]'), (2, '[0,1,0]'), (3, '[0.9,0.1,0]')`);
+      return trx.raw(`select id from probe order by embedding <=> '[1,0,0]' limit 2`);
+    });
+    expect(nearest.rows.map((r: { id: number }) => r.id)).toEqual([1, 3]);
+    const similar = await store.db.raw(`select similarity('refund', 'refnud') > 0.2 as close`);
+    expect(similar.rows[0].close).toBe(true);
+  });
+});
