@@ -1,11 +1,27 @@
 // The registry of every operation's handler; the compiler checks it against the contract.
 import type { Handlers } from '../../generated/handlers.js';
 import * as analytics from './analytics.js';
+import * as auth from './auth.js';
 import * as chunk from './chunk.js';
 import * as chunkGroup from './chunkGroup.js';
 import * as crawl from './crawl.js';
+import * as dataset from './dataset.js';
 import * as file from './file.js';
 import * as health from './health.js';
+import * as invitation from './invitation.js';
 import * as organization from './organization.js';
+import * as user from './user.js';
 
-export const handlers: Handlers = { ...health, ...organization, ...chunk, ...chunkGroup, ...file, ...crawl, ...analytics };
+export const handlers: Handlers = {
+  ...health,
+  ...organization,
+  ...user,
+  ...auth,
+  ...invitation,
+  ...dataset,
+  ...chunk,
+  ...chunkGroup,
+  ...file,
+  ...crawl,
+  ...analytics,
+};

@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import * as m001 from './001_core.js';
 import * as m002 from './002_jobs.js';
 import * as m003 from './003_lexical.js';
+import * as m004 from './004_users.js';
+import * as m005 from './005_datasets.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -13,6 +15,8 @@ const migrations: Record<string, Migration> = {
   '001_core': m001,
   '002_jobs': m002,
   '003_lexical': m003,
+  '004_users': m004,
+  '005_datasets': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

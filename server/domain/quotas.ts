@@ -1,0 +1,91 @@
+// Plan quantities, enforced: a request that would take an organization past its plan is refused
+// (426) before anything is written.
+import type { Knex } from 'knex';
+import { planLimitReached } from '../errors.js';
+
+export interface PlanRow {
+  id: string;
+  name: string;
+  chunk_count: number;
+  dataset_count: number;
+  file_storage: string | number;
+  message_count: number;
+  messages_per_month: number | null;
+  user_count: number;
+  high_priority: boolean;
+}
+
+/** What a request is about to add to an organization. */
+export interface Additions {
+  datasets?: number;
+  users?: number;
+  chunks?: number;
+  fileBytes?: number;
+  messages?: number;
+}
+
+export async function planOf(db: Knex, organizationId: string): Promise<PlanRow> {
+  const plan = await db<PlanRow>('plans')
+    .join('subscriptions', 'subscriptions.plan_id', 'plans.id')
+    .where('subscriptions.organization_id', organizationId)
+    .first('plans.*');
+  if (plan) return plan;
+  // An organization without a subscription is on the instance's default plan.
+  return db<PlanRow>('plans').where({ is_default: true }).first() as Promise<PlanRow>;
+}
+
+/**
+ * Checks that the organization's usage plus `additions` stays within its plan. Call it inside the
+ * transaction that writes the additions: it locks the organization's subscription row, so two
+ * concurrent requests cannot both take the last unit.
+ */
+export async function reservePlanCapacity(trx: Knex.Transaction, organizationId: string, additions: Additions): Promise<void> {
+  await trx('subscriptions').where({ organization_id: organizationId }).forUpdate().first('id');
+  const plan = await planOf(trx, organizationId);
+  const checks: [keyof Additions, string, number, () => Promise<number>][] = [
+    ['datasets', 'datasets', plan.dataset_count, () => countDatasets(trx, organizationId)],
+    ['users', 'users', plan.user_count, () => countUsers(trx, organizationId)],
+    ['chunks', 'chunks', plan.chunk_count, () => countChunks(trx, organizationId)],
+    ['fileBytes', 'bytes of file storage', Number(plan.file_storage), () => sumFileBytes(trx, organizationId)],
+    ['messages', 'messages', plan.message_count, () => countMessages(trx, organizationId)],
+  ];
+  for (const [key, noun, limit, used] of checks) {
+    const adding = additions[key] ?? 0;
+    if (adding <= 0) continue;
+    const current = await used();
+    if (current + adding > limit) {
+      throw planLimitReached(`the ${plan.name} plan allows ${limit} ${noun}; the organization has ${current} and this request adds ${adding}`);
+    }
+  }
+}
+
+export async function countDatasets(db: Knex, organizationId: string): Promise<number> {
+  return count(db('datasets').where({ organization_id: organizationId, deleted: 0 }));
+}
+
+export async function countUsers(db: Knex, organizationId: string): Promise<number> {
+  return count(db('user_organizations').where({ organization_id: organizationId }));
+}
+
+export async function countChunks(db: Knex, organizationId: string): Promise<number> {
+  return count(db('chunks').join('datasets', 'datasets.id', 'chunks.dataset_id').where({ 'datasets.organization_id': organizationId, 'datasets.deleted': 0 }));
+}
+
+export async function sumFileBytes(db: Knex, organizationId: string): Promise<number> {
+  const [row] = await db('files')
+    .join('datasets', 'datasets.id', 'files.dataset_id')
+    .where({ 'datasets.organization_id': organizationId })
+    .sum<{ total: string | null }[]>('files.size as total');
+  return Number(row?.total ?? 0);
+}
+
+/** Messages arrive with the RAG feature; until its table exists an organization has none. */
+export async function countMessages(db: Knex, organizationId: string): Promise<number> {
+  if (!(await db.schema.hasTable('messages'))) return 0;
+  return count(db('messages').join('datasets', 'datasets.id', 'messages.dataset_id').where({ 'datasets.organization_id': organizationId }));
+}
+
+async function count(query: Knex.QueryBuilder): Promise<number> {
+  const [row] = await query.count<{ count: string }[]>('* as count');
+  return Number(row.count);
+}

@@ -1,0 +1,2 @@
+// Handlers of the auth operations.
+export {};

@@ -1,0 +1,2 @@
+// Handlers of the invitation operations.
+export {};

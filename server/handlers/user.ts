@@ -1,0 +1,2 @@
+// Handlers of the user operations.
+export {};
