@@ -31,7 +31,7 @@ export async function planOf(db: Knex, organizationId: string): Promise<PlanRow>
     .first('plans.*');
   if (plan) return plan;
   // An organization without a subscription is on the instance's default plan.
-  return db<PlanRow>('plans').where({ is_default: true }).first() as Promise<PlanRow>;
+  return (await db('plans').where('is_default', true).first()) as PlanRow;
 }
 
 /**

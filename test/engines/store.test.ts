@@ -31,7 +31,7 @@ describe(`store (${mode})`, () => {
 
   it('answers pgvector distance queries and pg_trgm similarity', async () => {
     // One transaction: a temporary table lives in one connection of the pool.
-    const nearest = await store.db.transaction(async (trx) => {
+    const nearest = await store.db.transaction(async (trx): Promise<{ rows: { id: number }[] }> => {
       await trx.raw('create temporary table probe (id int, embedding vector(3)) on commit drop');
       await trx.raw(`insert into probe values (1, '[1,0,0]'), (2, '[0,1,0]'), (3, '[0.9,0.1,0]')`);
       return trx.raw(`select id from probe order by embedding <=> '[1,0,0]' limit 2`);
