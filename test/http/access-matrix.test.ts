@@ -1,0 +1,137 @@
+// No key of one organization can read or change anything of another: every operation of the
+// contract is called with organization B's owner key against organization A's data, once with A's
+// scoping headers and once with B's own headers but A's ids in the path, and must be refused.
+// Afterwards A's data is exactly as it was.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../generated/handlers.js';
+import { seedChunk, seedDataset, seedFile, seedGroup } from '../support/seed.js';
+import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
+
+let service: TestService;
+const a = {} as Record<string, string>;
+const b = {} as Record<string, string>;
+const SHARED_TRACKING_ID = 'shared-tracking-id';
+
+/** Operations that act only on the caller itself, so there is nothing of A to address. */
+const callerOnly = new Set(['health_check', 'get_me', 'get_user_api_keys', 'create_organization', 'create_api_only_user']);
+
+async function setUpOrganization(target: Record<string, string>, name: string) {
+  const db = service.services.store.db;
+  const org = await service.request('POST', '/api/organization', { headers: { authorization: ADMIN_KEY }, body: { name } });
+  target.organization_id = org.body.id;
+  const key = await service.request('POST', '/api/organization/api_key', {
+    headers: { authorization: ADMIN_KEY, 'SVC-Organization': target.organization_id },
+    body: { name: 'owner', role: 2 },
+  });
+  target.key = key.body.api_key;
+  target.api_key_id = (await db('api_keys').where({ organization_id: target.organization_id }).first('id')).id;
+  const dataset = await seedDataset(db, target.organization_id, { tracking_id: SHARED_TRACKING_ID });
+  target.dataset_id = dataset.id;
+  target.chunk_id = await seedChunk(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
+  target.group_id = await seedGroup(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
+  target.file_id = await seedFile(db, dataset.id);
+  if (await db.schema.hasTable('invitations')) {
+    const [invitation] = await db('invitations').insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 }).returning('id');
+    target.invitation_id = invitation.id;
+  }
+}
+
+/** A's rows, to prove nothing of A changed. */
+async function snapshotOf(organizationId: string): Promise<unknown> {
+  const db = service.services.store.db;
+  const datasets = await db('datasets').where({ organization_id: organizationId }).orderBy('id');
+  const ids = datasets.map((d) => d.id);
+  const tables: Record<string, unknown> = {
+    organization: await db('organizations').where({ id: organizationId }),
+    subscription: await db('subscriptions').where({ organization_id: organizationId }),
+    api_keys: await db('api_keys').where({ organization_id: organizationId }).orderBy('id'),
+    datasets,
+    chunks: await db('chunks').whereIn('dataset_id', ids).orderBy('id'),
+    groups: await db('chunk_groups').whereIn('dataset_id', ids).orderBy('id'),
+    bookmarks: await db('chunk_group_bookmarks').join('chunk_groups', 'chunk_groups.id', 'chunk_group_bookmarks.group_id').whereIn('chunk_groups.dataset_id', ids).orderBy('chunk_id'),
+    files: await db('files').whereIn('dataset_id', ids).orderBy('id'),
+  };
+  for (const [table, column] of [['user_organizations', 'organization_id'], ['invitations', 'organization_id']] as const) {
+    if (await db.schema.hasTable(table)) tables[table] = await db(table).where({ [column]: organizationId }).orderBy('id');
+  }
+  return JSON.parse(JSON.stringify(tables));
+}
+
+function fillPath(path: string, ids: Record<string, string>): string {
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (name === 'page') return '1';
+    if (name.endsWith('tracking_id')) return SHARED_TRACKING_ID;
+    const value = ids[name];
+    if (!value) throw new Error(`the access matrix does not know how to fill {${name}}: add it to setUpOrganization`);
+    return value;
+  });
+}
+
+/** Bodies that pass validation, so refusals by handlers (not only by the validator) are exercised. */
+function bodyFor(operationId: string, ids: Record<string, string>): unknown {
+  const bodies: Record<string, unknown> = {
+    add_chunk_to_group: { chunk_id: ids.chunk_id },
+    add_chunk_to_group_by_tracking_id: { chunk_id: ids.chunk_id },
+    get_rag_analytics: { type: 'rag_queries' },
+    create_organization_api_key: { name: 'intruder', role: 0 },
+    update_organization: { name: 'renamed' },
+    update_user: { role: 0 },
+    create_api_only_user: { user_email: 'newcomer@example.com', user_name: 'Newcomer' },
+  };
+  return bodies[operationId] ?? {};
+}
+
+const ops = Object.entries(operations) as [string, { method: string; path: string; role: number | null; scope: string }][];
+
+beforeAll(async () => {
+  service = await startTestService();
+  await setUpOrganization(a, 'alpha');
+  await setUpOrganization(b, 'beta');
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe("a foreign organization's owner key is refused on every route", () => {
+  it('covers every operation of the contract', () => {
+    for (const [operationId, op] of ops) {
+      if (callerOnly.has(operationId)) continue;
+      expect(() => fillPath(op.path, a), operationId).not.toThrow();
+    }
+  });
+
+  it.each(ops.filter(([id]) => !callerOnly.has(id)))("%s with A's scoping headers", async (operationId, op) => {
+    const before = await snapshotOf(a.organization_id);
+    const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, a), {
+      headers: { authorization: b.key, 'SVC-Dataset': a.dataset_id, 'SVC-Organization': a.organization_id },
+      body: op.method === 'get' || op.method === 'delete' ? undefined : bodyFor(operationId, a),
+    });
+    expect([401, 403, 404], `${operationId}: ${reply.status} ${JSON.stringify(reply.body)}`).toContain(reply.status);
+    expect(await snapshotOf(a.organization_id)).toEqual(before);
+  });
+
+  // Routes whose only path parameters are tracking ids or pages address records through the scoping
+  // header (B's own here), so only routes with ids of A in the path are exercised this way.
+  const addressesByPathId = (path: string) => (path.match(/\{([^}]+)\}/g) ?? []).some((p) => !p.includes('tracking_id') && p !== '{page}');
+
+  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && addressesByPathId(op.path)))("%s with B's own headers and A's ids in the path", async (operationId, op) => {
+    const before = await snapshotOf(a.organization_id);
+    const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, a), {
+      headers: { authorization: b.key, 'SVC-Dataset': b.dataset_id, 'SVC-Organization': b.organization_id },
+      body: op.method === 'get' || op.method === 'delete' ? undefined : bodyFor(operationId, a),
+    });
+    expect([400, 401, 403, 404], `${operationId}: ${reply.status} ${JSON.stringify(reply.body)}`).toContain(reply.status);
+    expect(await snapshotOf(a.organization_id)).toEqual(before);
+  });
+
+  it.each(ops.filter(([id]) => callerOnly.has(id) && id !== 'health_check'))('%s shows B nothing of A', async (operationId, op) => {
+    const before = await snapshotOf(a.organization_id);
+    const reply = await service.request(op.method.toUpperCase(), op.path, {
+      headers: { authorization: b.key },
+      body: op.method === 'post' ? bodyFor(operationId, a) : undefined,
+    });
+    expect(reply.status).toBeLessThan(500);
+    for (const id of [a.organization_id, a.dataset_id, a.api_key_id]) expect(JSON.stringify(reply.body)).not.toContain(id);
+    expect(await snapshotOf(a.organization_id)).toEqual(before);
+  });
+});
