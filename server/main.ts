@@ -35,7 +35,10 @@ export async function startService(config: Config): Promise<RunningService> {
     url: `http://${host}:${port}`,
     services,
     stop: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive connections would hold close() open; requests in flight still finish.
+      server.closeIdleConnections();
+      await closed;
       await services.close();
     },
   };
