@@ -1,0 +1,108 @@
+// The embedder seam: the built-in embedder, and an OpenAI-compatible endpoint (a local stand-in server).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BuiltinEmbedder } from '../../server/engines/embeddings/builtin.js';
+import { EmbeddingError, embedderFor } from '../../server/engines/embeddings/index.js';
+
+const cosine = (a: number[], b: number[]) => a.reduce((sum, v, i) => sum + v * b[i], 0);
+
+describe('built-in embedder', () => {
+  const embedder = new BuiltinEmbedder(384);
+
+  it('is deterministic, of the asked dimension, and unit length', async () => {
+    const [first] = await embedder.embed(['Refund policy for damaged items'], 'document');
+    const [again] = await new BuiltinEmbedder(384).embed(['Refund policy for damaged items'], 'query');
+    expect(first).toHaveLength(384);
+    expect(again).toEqual(first);
+    expect(cosine(first, first)).toBeCloseTo(1, 10);
+    expect((await new BuiltinEmbedder(7).embed(['x'], 'document'))[0]).toHaveLength(7);
+  });
+
+  it('puts texts sharing words and word forms closer than unrelated texts', async () => {
+    const [query, related, inflected, unrelated] = await embedder.embed(
+      ['how do I return a damaged item', 'returns of damaged items are free', 'returning damages', 'the weather in Lisbon is sunny'],
+      'document',
+    );
+    expect(cosine(query, related)).toBeGreaterThan(cosine(query, unrelated) + 0.2);
+    expect(cosine(query, inflected)).toBeGreaterThan(cosine(query, unrelated));
+  });
+
+  it('gives empty and punctuation-only texts a valid vector', async () => {
+    const [empty] = await embedder.embed(['  ...  '], 'document');
+    expect(empty.every(Number.isFinite)).toBe(true);
+    expect(cosine(empty, empty)).toBeCloseTo(1, 10);
+  });
+});
+
+describe('OpenAI-compatible endpoint', () => {
+  let server: http.Server;
+  let baseUrl: string;
+  const requests: { inputs: string[]; auth?: string }[] = [];
+  let failuresLeft = 0;
+  let mode: 'ok' | 'unauthorized' | 'wrong-size' = 'ok';
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const body = JSON.parse(raw) as { input: string[]; model: string };
+        requests.push({ inputs: body.input, auth: req.headers.authorization });
+        if (failuresLeft > 0) {
+          failuresLeft--;
+          res.writeHead(503).end('busy');
+        } else if (mode === 'unauthorized') {
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"bad key"}');
+        } else {
+          const size = mode === 'wrong-size' ? 3 : 4;
+          const data = body.input.map((text, index) => ({ index, embedding: Array.from({ length: size }, (_, i) => text.length + i) }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: data.reverse(), model: body.model }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const settings = () => ({ EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4, EMBEDDING_QUERY_PREFIX: 'query: ' });
+
+  it('batches, keeps order, sends the key, and prefixes queries', async () => {
+    requests.length = 0;
+    mode = 'ok';
+    const texts = Array.from({ length: 150 }, (_, i) => 'x'.repeat(i + 1));
+    const vectors = await embedderFor(settings(), 'secret').embed(texts, 'document');
+    expect(requests.map((r) => r.inputs.length)).toEqual([64, 64, 22]);
+    expect(requests[0].auth).toBe('Bearer secret');
+    expect(vectors.map((v) => v[0])).toEqual(texts.map((t) => t.length));
+    const [query] = await embedderFor(settings()).embed(['abc'], 'query');
+    expect(requests.at(-1)!.inputs).toEqual(['query: abc']);
+    expect(query[0]).toBe('query: abc'.length);
+  });
+
+  it('retries server errors and succeeds', async () => {
+    mode = 'ok';
+    failuresLeft = 2;
+    requests.length = 0;
+    const vectors = await embedderFor(settings()).embed(['abc'], 'document');
+    expect(vectors).toHaveLength(1);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('fails at once with a clear error on 401 and on a wrong dimension', async () => {
+    mode = 'unauthorized';
+    requests.length = 0;
+    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toThrow(/answered 401/);
+    expect(requests).toHaveLength(1);
+    mode = 'wrong-size';
+    const failure = embedderFor(settings()).embed(['abc'], 'document');
+    await expect(failure).rejects.toBeInstanceOf(EmbeddingError);
+    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toThrow(/expects 4 \(EMBEDDING_SIZE\)/);
+  });
+
+  it('names an endpoint that does not answer', async () => {
+    const dead = embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' });
+    await expect(dead.embed(['abc'], 'document')).rejects.toThrow(/did not answer/);
+  }, 20_000);
+});
