@@ -6,45 +6,129 @@ import type { CallerContext, DatasetContext, OrganizationContext, PublicContext 
 export type Reply<R, S extends keyof R> = S extends keyof R ? { status: S; body: R[S] } : never;
 
 export type AddChunkToGroupHandler = (ctx: DatasetContext<T.AddChunkToGroupData>) => Promise<Reply<T.AddChunkToGroupResponses, 204>>;
+export type BatchCreateDatasetsHandler = (ctx: OrganizationContext<T.BatchCreateDatasetsData>) => Promise<Reply<T.BatchCreateDatasetsResponses, 200>>;
+export type ClearDatasetHandler = (ctx: DatasetContext<T.ClearDatasetData>) => Promise<Reply<T.ClearDatasetResponses, 204>>;
+export type CloneDatasetHandler = (ctx: OrganizationContext<T.CloneDatasetData>) => Promise<Reply<T.CloneDatasetResponses, 200>>;
+export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserData>) => Promise<Reply<T.CreateApiOnlyUserResponses, 200>>;
 export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Promise<Reply<T.CreateChunkResponses, 200>>;
+export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
+export type DeleteDatasetHandler = (ctx: DatasetContext<T.DeleteDatasetData>) => Promise<Reply<T.DeleteDatasetResponses, 204>>;
+export type DeleteDatasetByTrackingIdHandler = (ctx: DatasetContext<T.DeleteDatasetByTrackingIdData>) => Promise<Reply<T.DeleteDatasetByTrackingIdResponses, 204>>;
+export type DeleteInvitationHandler = (ctx: OrganizationContext<T.DeleteInvitationData>) => Promise<Reply<T.DeleteInvitationResponses, 204>>;
+export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrganizationData>) => Promise<Reply<T.DeleteOrganizationResponses, 204>>;
+export type DeleteOrganizationApiKeyHandler = (ctx: OrganizationContext<T.DeleteOrganizationApiKeyData>) => Promise<Reply<T.DeleteOrganizationApiKeyResponses, 204>>;
+export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
+export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
 export type GetCrawlRequestsForDatasetHandler = (ctx: DatasetContext<T.GetCrawlRequestsForDatasetData>) => Promise<Reply<T.GetCrawlRequestsForDatasetResponses, 200>>;
+export type GetDatasetHandler = (ctx: DatasetContext<T.GetDatasetData>) => Promise<Reply<T.GetDatasetResponses, 200>>;
+export type GetDatasetByTrackingIdHandler = (ctx: OrganizationContext<T.GetDatasetByTrackingIdData>) => Promise<Reply<T.GetDatasetByTrackingIdResponses, 200>>;
+export type GetDatasetQueueLengthsHandler = (ctx: DatasetContext<T.GetDatasetQueueLengthsData>) => Promise<Reply<T.GetDatasetQueueLengthsResponses, 200>>;
+export type GetDatasetsFromOrganizationHandler = (ctx: OrganizationContext<T.GetDatasetsFromOrganizationData>) => Promise<Reply<T.GetDatasetsFromOrganizationResponses, 200>>;
+export type GetEventsHandler = (ctx: DatasetContext<T.GetEventsData>) => Promise<Reply<T.GetEventsResponses, 200>>;
 export type GetFilesCursorHandlerHandler = (ctx: DatasetContext<T.GetFilesCursorHandlerData>) => Promise<Reply<T.GetFilesCursorHandlerResponses, 200>>;
 export type GetGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetGroupByTrackingIdData>) => Promise<Reply<T.GetGroupByTrackingIdResponses, 200>>;
+export type GetInvitationsHandler = (ctx: OrganizationContext<T.GetInvitationsData>) => Promise<Reply<T.GetInvitationsResponses, 200>>;
+export type GetMeHandler = (ctx: CallerContext<T.GetMeData>) => Promise<Reply<T.GetMeResponses, 200>>;
 export type GetOrganizationHandler = (ctx: OrganizationContext<T.GetOrganizationData>) => Promise<Reply<T.GetOrganizationResponses, 200>>;
 export type GetOrganizationApiKeysHandler = (ctx: OrganizationContext<T.GetOrganizationApiKeysData>) => Promise<Reply<T.GetOrganizationApiKeysResponses, 200>>;
+export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganizationUsageData>) => Promise<Reply<T.GetOrganizationUsageResponses, 200>>;
+export type GetOrganizationUsersHandler = (ctx: OrganizationContext<T.GetOrganizationUsersData>) => Promise<Reply<T.GetOrganizationUsersResponses, 200>>;
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
+export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
+export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
+export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationData>) => Promise<Reply<T.PostInvitationResponses, 204>>;
+export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
+export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
+export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
+export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => Promise<Reply<T.UpdateUserResponses, 204>>;
 
 /** Every operation of the contract and its handler. */
 export interface Handlers {
   add_chunk_to_group: AddChunkToGroupHandler;
+  batch_create_datasets: BatchCreateDatasetsHandler;
+  clear_dataset: ClearDatasetHandler;
+  clone_dataset: CloneDatasetHandler;
+  create_api_only_user: CreateApiOnlyUserHandler;
   create_chunk: CreateChunkHandler;
+  create_dataset: CreateDatasetHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
+  delete_dataset: DeleteDatasetHandler;
+  delete_dataset_by_tracking_id: DeleteDatasetByTrackingIdHandler;
+  delete_invitation: DeleteInvitationHandler;
+  delete_organization: DeleteOrganizationHandler;
+  delete_organization_api_key: DeleteOrganizationApiKeyHandler;
+  delete_user_api_key: DeleteUserApiKeyHandler;
+  get_all_tags: GetAllTagsHandler;
   get_crawl_requests_for_dataset: GetCrawlRequestsForDatasetHandler;
+  get_dataset: GetDatasetHandler;
+  get_dataset_by_tracking_id: GetDatasetByTrackingIdHandler;
+  get_dataset_queue_lengths: GetDatasetQueueLengthsHandler;
+  get_datasets_from_organization: GetDatasetsFromOrganizationHandler;
+  get_events: GetEventsHandler;
   get_files_cursor_handler: GetFilesCursorHandlerHandler;
   get_group_by_tracking_id: GetGroupByTrackingIdHandler;
+  get_invitations: GetInvitationsHandler;
+  get_me: GetMeHandler;
   get_organization: GetOrganizationHandler;
   get_organization_api_keys: GetOrganizationApiKeysHandler;
+  get_organization_usage: GetOrganizationUsageHandler;
+  get_organization_users: GetOrganizationUsersHandler;
   get_rag_analytics: GetRagAnalyticsHandler;
+  get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
+  get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
+  post_invitation: PostInvitationHandler;
+  update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
+  update_dataset: UpdateDatasetHandler;
+  update_organization: UpdateOrganizationHandler;
+  update_user: UpdateUserHandler;
 }
 
 /** Routing and access facts of every operation, read from the contract. */
 export const operations = {
   add_chunk_to_group: { method: 'post', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
+  batch_create_datasets: { method: 'post', path: '/api/dataset/batch_create_datasets', role: 2, scope: 'organization' },
+  clear_dataset: { method: 'put', path: '/api/dataset/clear/{dataset_id}', role: 2, scope: 'dataset' },
+  clone_dataset: { method: 'post', path: '/api/dataset/clone', role: 2, scope: 'organization' },
+  create_api_only_user: { method: 'post', path: '/api/auth/create_api_only_user', role: 0, scope: 'none' },
   create_chunk: { method: 'post', path: '/api/chunk', role: 1, scope: 'dataset' },
+  create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
+  delete_dataset: { method: 'delete', path: '/api/dataset/{dataset_id}', role: 2, scope: 'dataset' },
+  delete_dataset_by_tracking_id: { method: 'delete', path: '/api/dataset/tracking_id/{tracking_id}', role: 2, scope: 'dataset' },
+  delete_invitation: { method: 'delete', path: '/api/invitation/{invitation_id}', role: 1, scope: 'organization' },
+  delete_organization: { method: 'delete', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
+  delete_organization_api_key: { method: 'delete', path: '/api/organization/api_key/{api_key_id}', role: 0, scope: 'organization' },
+  delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
+  get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
   get_crawl_requests_for_dataset: { method: 'get', path: '/api/crawl', role: 1, scope: 'dataset' },
+  get_dataset: { method: 'get', path: '/api/dataset/{dataset_id}', role: 1, scope: 'dataset' },
+  get_dataset_by_tracking_id: { method: 'get', path: '/api/dataset/tracking_id/{tracking_id}', role: 1, scope: 'organization' },
+  get_dataset_queue_lengths: { method: 'get', path: '/api/dataset/get_dataset_queue_lengths', role: 0, scope: 'dataset' },
+  get_datasets_from_organization: { method: 'get', path: '/api/dataset/organization/{organization_id}', role: 1, scope: 'organization' },
+  get_events: { method: 'post', path: '/api/dataset/events', role: 0, scope: 'dataset' },
   get_files_cursor_handler: { method: 'get', path: '/api/dataset/scroll_files', role: 0, scope: 'dataset' },
   get_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
+  get_invitations: { method: 'get', path: '/api/invitations/{organization_id}', role: 0, scope: 'organization' },
+  get_me: { method: 'get', path: '/api/auth/me', role: 0, scope: 'none' },
   get_organization: { method: 'get', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
   get_organization_api_keys: { method: 'get', path: '/api/organization/api_key', role: 0, scope: 'organization' },
+  get_organization_usage: { method: 'post', path: '/api/organization/usage/{organization_id}', role: 1, scope: 'organization' },
+  get_organization_users: { method: 'get', path: '/api/organization/users/{organization_id}', role: 1, scope: 'organization' },
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
+  get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
+  get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
+  post_invitation: { method: 'post', path: '/api/invitation', role: 1, scope: 'organization' },
+  update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },
+  update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
+  update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
+  update_user: { method: 'put', path: '/api/user', role: 0, scope: 'organization' },
 } as const satisfies Record<keyof Handlers, OperationFacts>;
 
 export interface OperationFacts {

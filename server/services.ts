@@ -1,6 +1,7 @@
 // The engines behind the service, each chosen once at start from the configuration.
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { bootstrapInstanceAdmin } from './domain/users.js';
 import { createLexicalIndex } from './engines/lexical/index.js';
 import type { LexicalIndex } from './engines/lexical/types.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
@@ -19,6 +20,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   const store = await openStore(config.store);
   const opened: { close(): Promise<void> }[] = [store];
   try {
+    await bootstrapInstanceAdmin(store.db, config.adminApiKey);
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.unshift(lexical);
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical }, { logger });

@@ -1,9 +1,12 @@
 // Every workflow by name, with its flow. The engines' `run(name, ...)` is typed from this map,
 // the in-process runner looks flows up in it, and workflows.ts wraps each one for Temporal.
-import { purgeDatasetFlow } from './flows.js';
+import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganizationFlow } from './flows.js';
 
 export const flows = {
   purgeDataset: purgeDatasetFlow,
+  purgeOrganization: purgeOrganizationFlow,
+  clearDataset: clearDatasetFlow,
+  cloneDataset: cloneDatasetFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -11,4 +14,8 @@ export type WorkflowRegistry = typeof flows;
 /** Readable workflow ids; one per subject, so a second start while one runs is refused. */
 export const workflowIds = {
   purgeDataset: (datasetId: string) => `purge-dataset-${datasetId}`,
+  purgeOrganization: (organizationId: string) => `purge-organization-${organizationId}`,
+  clearDataset: (datasetId: string) => `clear-dataset-${datasetId}`,
+  /** By the new dataset: each clone fills one. */
+  cloneDataset: (targetDatasetId: string) => `clone-dataset-${targetDatasetId}`,
 };

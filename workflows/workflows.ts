@@ -2,7 +2,18 @@
 // runs the shared flow with proxied activities. Bundled into Temporal's sandbox by the worker.
 import { ApplicationFailure, ContinueAsNew, proxyActivities, TemporalFailure } from '@temporalio/workflow';
 import type { Activities } from './activities/index.js';
-import { activityOptions, purgeDatasetFlow, type FlowContext, type PurgeDatasetInput } from './flows.js';
+import {
+  activityOptions,
+  clearDatasetFlow,
+  cloneDatasetFlow,
+  purgeDatasetFlow,
+  purgeOrganizationFlow,
+  type ClearDatasetInput,
+  type CloneDatasetInput,
+  type FlowContext,
+  type PurgeDatasetInput,
+  type PurgeOrganizationInput,
+} from './flows.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
 
@@ -28,4 +39,16 @@ async function runFlow<I, O>(flow: (ctx: FlowContext<Activities>, input: I) => P
 
 export async function purgeDataset(input: PurgeDatasetInput) {
   return runFlow(purgeDatasetFlow, input);
+}
+
+export async function purgeOrganization(input: PurgeOrganizationInput) {
+  return runFlow(purgeOrganizationFlow, input);
+}
+
+export async function clearDataset(input: ClearDatasetInput) {
+  return runFlow(clearDatasetFlow, input);
+}
+
+export async function cloneDataset(input: CloneDatasetInput) {
+  return runFlow(cloneDatasetFlow, input);
 }

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, CreateChunkData, CreateChunkErrors, CreateChunkResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses } from './types.gen';
+import type { AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -31,6 +31,32 @@ export const getRagAnalytics = <ThrowOnError extends boolean = false>(options: O
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Create a user that works through API keys only
+ *
+ * Creates a user and an API key for them. The instance administrator may create any user: the user gets a new organization of their own, on the default plan, as its owner, and an owner key for it. Any other caller may create a user only for an email with a pending invitation to the caller's organization: the user joins it with the invitation's role and scopes, and the key is for that organization with that role. Such a caller must itself hold that role and those scopes and not be limited to some datasets (else 403). Either way every other pending invitation of the email is accepted as well (where the inviting organization's plan has room for another user). An email that already belongs to a user gets 400; an organization whose plan allows no more users gets 426, and nothing is created.
+ */
+export const createApiOnlyUser = <ThrowOnError extends boolean = false>(options: Options<CreateApiOnlyUserData, ThrowOnError>) => (options.client ?? client).post<CreateApiOnlyUserResponses, CreateApiOnlyUserErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/auth/create_api_only_user',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Who the caller is
+ *
+ * The user the API key belongs to, with their organizations. The instance administrator is a user that owns every organization. An organization key that belongs to no user gets 400.
+ */
+export const getMe = <ThrowOnError extends boolean = false>(options?: Options<GetMeData, ThrowOnError>) => (options?.client ?? client).get<GetMeResponses, GetMeErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/auth/me',
+    ...options
 });
 
 /**
@@ -84,6 +110,149 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
 });
 
 /**
+ * Create a dataset
+ *
+ * Creates a dataset in the organization. Configuration fields that are not given take their defaults, and the dataset stores the complete configuration it starts with. A tracking id must be unused in the organization. Counts against the plan's number of datasets.
+ */
+export const createDataset = <ThrowOnError extends boolean = false>(options: Options<CreateDatasetData, ThrowOnError>) => (options.client ?? client).post<CreateDatasetResponses, CreateDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update a dataset
+ *
+ * Renames a dataset, gives it a new tracking id or changes its configuration. Name the dataset by `dataset_id` or, failing that, by `tracking_id`. The configuration fields given replace the stored ones; the others keep their values. The embedding size and the distance metric cannot change once the dataset holds chunks, because their vectors already exist.
+ */
+export const updateDataset = <ThrowOnError extends boolean = false>(options: Options<UpdateDatasetData, ThrowOnError>) => (options.client ?? client).put<UpdateDatasetResponses, UpdateDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a dataset
+ *
+ * The dataset disappears from every read at once and its tracking id is free again; its chunks, groups, files and index entries are purged in the background after the answer. Should the purge fail, a `dataset_delete_failed` event records why. A locked dataset cannot be deleted.
+ */
+export const deleteDataset = <ThrowOnError extends boolean = false>(options: Options<DeleteDatasetData, ThrowOnError>) => (options.client ?? client).delete<DeleteDatasetResponses, DeleteDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/{dataset_id}',
+    ...options
+});
+
+/**
+ * Get a dataset
+ */
+export const getDataset = <ThrowOnError extends boolean = false>(options: Options<GetDatasetData, ThrowOnError>) => (options.client ?? client).get<GetDatasetResponses, GetDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/{dataset_id}',
+    ...options
+});
+
+/**
+ * Create several datasets at once
+ *
+ * Creates all the datasets given, or none of them when one is refused. With `upsert` true, an entry whose tracking id already names a dataset of the organization updates that dataset (its name and the configuration fields given) instead of being refused. Only the datasets created count against the plan.
+ */
+export const batchCreateDatasets = <ThrowOnError extends boolean = false>(options: Options<BatchCreateDatasetsData, ThrowOnError>) => (options.client ?? client).post<BatchCreateDatasetsResponses, BatchCreateDatasetsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/batch_create_datasets',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Empty a dataset
+ *
+ * Deletes every chunk, chunk group and file record of the dataset and keeps the dataset with its configuration. The work runs in the background after the answer; when it is done a `bulk_chunks_deleted` event reports how many chunks were deleted. A locked dataset cannot be cleared.
+ */
+export const clearDataset = <ThrowOnError extends boolean = false>(options: Options<ClearDatasetData, ThrowOnError>) => (options.client ?? client).put<ClearDatasetResponses, ClearDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/clear/{dataset_id}',
+    ...options
+});
+
+/**
+ * Clone a dataset
+ *
+ * Creates a new dataset with the configuration of `dataset_to_clone` and returns it at once. With `clone_chunks` true, the chunks, chunk groups and bookmarks are copied in the background (under new ids) and the copies are indexed for search; they appear in the new dataset as they are copied. Counts against the plan's number of datasets and, when chunks are copied, its number of chunks.
+ */
+export const cloneDataset = <ThrowOnError extends boolean = false>(options: Options<CloneDatasetData, ThrowOnError>) => (options.client ?? client).post<CloneDatasetResponses, CloneDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/clone',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the events of a dataset
+ *
+ * What background work reported about the dataset (files processed, chunks deleted, failures...), newest first, a page at a time, optionally only events of the given types.
+ */
+export const getEvents = <ThrowOnError extends boolean = false>(options: Options<GetEventsData, ThrowOnError>) => (options.client ?? client).post<GetEventsResponses, GetEventsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/events',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the tags used in a dataset
+ *
+ * Every distinct tag found in the `tag_set` of the dataset's chunks, with the number of chunks carrying it, most frequent first (ties in tag order), a page at a time.
+ */
+export const getAllTags = <ThrowOnError extends boolean = false>(options: Options<GetAllTagsData, ThrowOnError>) => (options.client ?? client).post<GetAllTagsResponses, GetAllTagsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/get_all_tags',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * How much work is waiting for a dataset
+ *
+ * The number of the dataset's files waiting to be processed or being processed. Chunks are written when they are sent, so no chunk ever waits and the chunk queue length is always 0.
+ */
+export const getDatasetQueueLengths = <ThrowOnError extends boolean = false>(options: Options<GetDatasetQueueLengthsData, ThrowOnError>) => (options.client ?? client).get<GetDatasetQueueLengthsResponses, GetDatasetQueueLengthsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/get_dataset_queue_lengths',
+    ...options
+});
+
+/**
+ * List the datasets of an organization with their usage
+ *
+ * The organization's datasets in creation order, each with its chunk count, `limit` at a time from `offset`. A key limited to some datasets sees only those.
+ */
+export const getDatasetsFromOrganization = <ThrowOnError extends boolean = false>(options: Options<GetDatasetsFromOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetDatasetsFromOrganizationResponses, GetDatasetsFromOrganizationErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/organization/{organization_id}',
+    ...options
+});
+
+/**
  * Scroll through the files of a dataset with their chunk groups
  *
  * Files of the dataset in id order, each with the chunk groups made from it. Pass the `next_cursor` of one page as the `cursor` of the next; it is null after the last page.
@@ -95,11 +264,77 @@ export const getFilesCursorHandler = <ThrowOnError extends boolean = false>(opti
 });
 
 /**
+ * Delete a dataset by its tracking id
+ *
+ * As deleting by id. The tracking id must name the dataset `SVC-Dataset` names.
+ */
+export const deleteDatasetByTrackingId = <ThrowOnError extends boolean = false>(options: Options<DeleteDatasetByTrackingIdData, ThrowOnError>) => (options.client ?? client).delete<DeleteDatasetByTrackingIdResponses, DeleteDatasetByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/tracking_id/{tracking_id}',
+    ...options
+});
+
+/**
+ * Get a dataset by its tracking id
+ */
+export const getDatasetByTrackingId = <ThrowOnError extends boolean = false>(options: Options<GetDatasetByTrackingIdData, ThrowOnError>) => (options.client ?? client).get<GetDatasetByTrackingIdResponses, GetDatasetByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/tracking_id/{tracking_id}',
+    ...options
+});
+
+/**
+ * Get the usage of a dataset
+ */
+export const getUsageByDatasetId = <ThrowOnError extends boolean = false>(options: Options<GetUsageByDatasetIdData, ThrowOnError>) => (options.client ?? client).get<GetUsageByDatasetIdResponses, GetUsageByDatasetIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/usage/{dataset_id}',
+    ...options
+});
+
+/**
  * Check that the service and its engines answer
  *
  * Answers 200 when the database, the lexical index and the workflow engine all answer, and 503 naming the first one that does not. Needs no API key.
  */
 export const healthCheck = <ThrowOnError extends boolean = false>(options?: Options<HealthCheckData, ThrowOnError>) => (options?.client ?? client).get<HealthCheckResponses, HealthCheckErrors, ThrowOnError>({ url: '/api/health', ...options });
+
+/**
+ * Invite someone to an organization
+ *
+ * Records an invitation of an email to the organization named by `SVC-Organization`, with a role (at most the caller's own) and optional scopes; a pending invitation of the same email is replaced. No email is sent; the invitee becomes a member when a user is created for the email (see `create_api_only_user`). An email that already belongs to a user makes that user a member at once, if the organization's plan has room for another user (else 426, nothing written), and the invitation is stored as used. Needs the admin role; a key limited to some datasets cannot invite, as a member reaches every dataset.
+ */
+export const postInvitation = <ThrowOnError extends boolean = false>(options: Options<PostInvitationData, ThrowOnError>) => (options.client ?? client).post<PostInvitationResponses, PostInvitationErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/invitation',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Withdraw an invitation
+ *
+ * Deletes an invitation of the organization named by `SVC-Organization`; an invitation already used leaves the membership it made in place. Needs the admin role.
+ */
+export const deleteInvitation = <ThrowOnError extends boolean = false>(options: Options<DeleteInvitationData, ThrowOnError>) => (options.client ?? client).delete<DeleteInvitationResponses, DeleteInvitationErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/invitation/{invitation_id}',
+    ...options
+});
+
+/**
+ * List the invitations of an organization
+ *
+ * Every invitation of the organization, pending and used, oldest first. The path must name the organization of `SVC-Organization`.
+ */
+export const getInvitations = <ThrowOnError extends boolean = false>(options: Options<GetInvitationsData, ThrowOnError>) => (options.client ?? client).get<GetInvitationsResponses, GetInvitationsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/invitations/{organization_id}',
+    ...options
+});
 
 /**
  * Create an organization
@@ -114,6 +349,32 @@ export const createOrganization = <ThrowOnError extends boolean = false>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Rename an organization or change its partner configuration
+ *
+ * Changes the fields given; a missing or null field keeps its value. Send `{}` as `partner_configuration` to clear it. Needs the owner role.
+ */
+export const updateOrganization = <ThrowOnError extends boolean = false>(options: Options<UpdateOrganizationData, ThrowOnError>) => (options.client ?? client).put<UpdateOrganizationResponses, UpdateOrganizationErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete an organization
+ *
+ * The organization is marked deleted at once, so neither it nor its datasets, keys and members' access to it can be used from this response on; its datasets and their content are then removed by a background workflow (`purge-organization-<id>`). The path must name the organization of `SVC-Organization`.
+ */
+export const deleteOrganization = <ThrowOnError extends boolean = false>(options: Options<DeleteOrganizationData, ThrowOnError>) => (options.client ?? client).delete<DeleteOrganizationResponses, DeleteOrganizationErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization/{organization_id}',
+    ...options
 });
 
 /**
@@ -139,7 +400,7 @@ export const getOrganizationApiKeys = <ThrowOnError extends boolean = false>(opt
 /**
  * Create an API key of an organization
  *
- * The key's value is returned once, in this response; only a hash of it is stored. A key may not be given a higher role than the caller's own.
+ * The key's value is returned once, in this response; only a hash of it is stored. A key may not be given a higher role than the caller's own, nor reach datasets or routes beyond the caller's own limits. A key made with a user's key belongs to that user and never acts above the user's current role.
  */
 export const createOrganizationApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationApiKeyData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationApiKeyResponses, CreateOrganizationApiKeyErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
@@ -149,4 +410,93 @@ export const createOrganizationApiKey = <ThrowOnError extends boolean = false>(o
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Delete an API key of an organization
+ *
+ * The key stops working at once. Only keys of the organization named by `SVC-Organization` can be deleted, and only those whose role is at most the caller's own.
+ */
+export const deleteOrganizationApiKey = <ThrowOnError extends boolean = false>(options: Options<DeleteOrganizationApiKeyData, ThrowOnError>) => (options.client ?? client).delete<DeleteOrganizationApiKeyResponses, DeleteOrganizationApiKeyErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization/api_key/{api_key_id}',
+    ...options
+});
+
+/**
+ * Change the server configuration of many datasets at once
+ *
+ * Every live dataset of the organization whose server configuration contains `match_configuration` (every key with an equal value, nested objects compared the same way; missing means every dataset) gets the top-level keys of `to_configuration` written over its own. The new keys are checked as a dataset's configuration is checked; nothing is changed when one is refused. Needs the owner role.
+ */
+export const updateAllOrgDatasetConfigs = <ThrowOnError extends boolean = false>(options: Options<UpdateAllOrgDatasetConfigsData, ThrowOnError>) => (options.client ?? client).post<UpdateAllOrgDatasetConfigsResponses, UpdateAllOrgDatasetConfigsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization/update_dataset_configs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Count what an organization uses
+ *
+ * Live counts of the organization's datasets, members, chunks, bytes of stored files and RAG messages, the quantities its plan limits. The metered counters (searches, tokens, ingested bytes, OCR pages, scraped pages, analytics events, this month's messages) are counted from the time the feature that produces them is part of the service and are 0 until then; `date_range` will bound them. The path must name the organization of `SVC-Organization`.
+ */
+export const getOrganizationUsage = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationUsageData, ThrowOnError>) => (options.client ?? client).post<GetOrganizationUsageResponses, GetOrganizationUsageErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization/usage/{organization_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the members of an organization
+ *
+ * Every user who is a member of the organization, oldest membership first, each with this organization's membership only (memberships elsewhere are not shown). The instance administrator, who owns every organization without being a member, is not listed. The path must name the organization of `SVC-Organization`.
+ */
+export const getOrganizationUsers = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationUsersData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationUsersResponses, GetOrganizationUsersErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/organization/users/{organization_id}',
+    ...options
+});
+
+/**
+ * Change a member's role or scopes in an organization
+ *
+ * Changes the role and the scopes of a member of the organization named by `SVC-Organization`; the member is the caller's own user unless `user_id` names another. Changing another member needs the admin role; no caller may grant a role above its own or change a member whose role is above its own. The member's API keys follow at once, since a key never acts with more than its user's role.
+ */
+export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).put<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/user',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the calling user's API keys
+ *
+ * The keys that belong to the caller's user, in every organization that is not deleted, in id order. Key values are never returned. An organization key that belongs to no user gets 400.
+ */
+export const getUserApiKeys = <ThrowOnError extends boolean = false>(options?: Options<GetUserApiKeysData, ThrowOnError>) => (options?.client ?? client).get<GetUserApiKeysResponses, GetUserApiKeysErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/user/api_key',
+    ...options
+});
+
+/**
+ * Delete one of the calling user's API keys
+ *
+ * The key stops working at once. Only the caller's own user's keys can be deleted this way; any other id gets 404 (for an organization key that belongs to no user, every id).
+ */
+export const deleteUserApiKey = <ThrowOnError extends boolean = false>(options: Options<DeleteUserApiKeyData, ThrowOnError>) => (options.client ?? client).delete<DeleteUserApiKeyResponses, DeleteUserApiKeyErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/user/api_key/{api_key_id}',
+    ...options
 });

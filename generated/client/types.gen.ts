@@ -183,6 +183,19 @@ export type ChunkReqPayload = {
     weight?: number | null;
 };
 
+export type CloneDatasetRequest = {
+    /**
+     * The dataset to copy, in the organization.
+     */
+    dataset_to_clone: string;
+    dataset_name: DatasetName;
+    tracking_id?: DatasetTrackingId | null;
+    /**
+     * Copy the chunks, chunk groups and bookmarks too.
+     */
+    clone_chunks?: boolean | null;
+};
+
 export type ConditionType = FieldCondition | HasChunkIdCondition;
 
 /**
@@ -302,18 +315,282 @@ export type CreateApiKeyResponse = {
     api_key: string;
 };
 
+export type CreateApiUserBody = {
+    /**
+     * The user's email, unique on the instance (compared without regard to case).
+     */
+    user_email: string;
+    /**
+     * The user's name; for a user of the administrator's making, also the name of their organization.
+     */
+    user_name: string;
+};
+
+export type CreateApiUserResponse = {
+    user: SlimUser;
+    /**
+     * The organization the key is for.
+     */
+    organization_id: string;
+    /**
+     * The key's value, to send in the Authorization header. It is not shown again.
+     */
+    api_key: string;
+};
+
 export type CreateBatchChunkReqPayload = Array<ChunkReqPayload>;
+
+export type CreateBatchDataset = {
+    dataset_name: DatasetName;
+    tracking_id?: DatasetTrackingId | null;
+    server_configuration?: DatasetConfigurationDto | null;
+};
 
 /**
  * One chunk, or a batch of up to 120.
  */
 export type CreateChunkReqPayloadEnum = ChunkReqPayload | CreateBatchChunkReqPayload;
 
+export type CreateDatasetBatchReqPayload = {
+    datasets: Array<CreateBatchDataset>;
+    /**
+     * Update the datasets whose tracking ids exist instead of refusing the request.
+     */
+    upsert?: boolean | null;
+};
+
+export type CreateDatasetReqPayload = {
+    dataset_name: DatasetName;
+    tracking_id?: DatasetTrackingId | null;
+    server_configuration?: DatasetConfigurationDto | null;
+};
+
 export type CreateOrganizationReqPayload = {
     /**
      * Name of the organization.
      */
     name: string;
+};
+
+/**
+ * A dataset with its complete configuration.
+ */
+export type Dataset = {
+    id: string;
+    name: string;
+    organization_id: string;
+    /**
+     * The owner's own identifier of the dataset, unique in its organization.
+     */
+    tracking_id?: string | null;
+    server_configuration: DatasetConfigurationDto;
+    /**
+     * Always 0 in answers; a deleted dataset is not shown.
+     */
+    deleted: number;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+export type DatasetAndUsage = {
+    dataset: DatasetDto;
+    dataset_usage: DatasetUsageCount;
+};
+
+/**
+ * How a dataset embeds, indexes, searches and generates. In a request every field is optional; a field left out keeps its stored value (or its default when the dataset is created), null restores the default, and a field not listed here is refused. In an answer every field is present.
+ */
+export type DatasetConfigurationDto = {
+    /**
+     * An OpenAI-compatible embeddings endpoint; null uses the service's built-in offline embedder. Default null.
+     */
+    EMBEDDING_BASE_URL?: string | null;
+    /**
+     * The embedding model; `builtin` for the built-in embedder. Default `builtin`.
+     */
+    EMBEDDING_MODEL_NAME?: string | null;
+    /**
+     * Text put before every query before it is embedded (some models expect one). Default empty.
+     */
+    EMBEDDING_QUERY_PREFIX?: string | null;
+    /**
+     * Dimensions of the dense vectors; must match the model. Fixed once the dataset holds chunks. Default 384.
+     */
+    EMBEDDING_SIZE?: number | null;
+    /**
+     * How dense vectors are compared. Fixed once the dataset holds chunks. Default `cosine`.
+     */
+    DISTANCE_METRIC?: DistanceMetric | null;
+    /**
+     * Whether full-text search is offered. Default true.
+     */
+    FULLTEXT_ENABLED?: boolean | null;
+    /**
+     * Whether semantic (dense vector) search is offered. Default true.
+     */
+    SEMANTIC_ENABLED?: boolean | null;
+    /**
+     * Whether keyword (BM25) search is offered. Default true.
+     */
+    BM25_ENABLED?: boolean | null;
+    /**
+     * BM25 term-frequency saturation. Default 1.2.
+     */
+    BM25_K?: number | null;
+    /**
+     * BM25 length normalization, from 0 (none) to 1 (full). Default 0.75.
+     */
+    BM25_B?: number | null;
+    /**
+     * The average chunk length in words that BM25 normalizes against. Default 256.
+     */
+    BM25_AVG_LEN?: number | null;
+    /**
+     * Keep chunk content only in the search index, not in the database. Default false.
+     */
+    QDRANT_ONLY?: boolean | null;
+    /**
+     * Answer searches only from what is already indexed. Default false.
+     */
+    INDEXED_ONLY?: boolean | null;
+    /**
+     * A locked dataset cannot be deleted or cleared until it is unlocked. Default false.
+     */
+    LOCKED?: boolean | null;
+    /**
+     * Do not record search and RAG analytics for the dataset. Default false.
+     */
+    DISABLE_ANALYTICS?: boolean | null;
+    /**
+     * The most results one search or scroll may ask for. Default 10000.
+     */
+    MAX_LIMIT?: number | null;
+    /**
+     * How many retrieved chunks a RAG answer is given. Default 8.
+     */
+    N_RETRIEVALS_TO_INCLUDE?: number | null;
+    /**
+     * An OpenAI-compatible chat completions endpoint for RAG; null when none is configured. Default null.
+     */
+    LLM_BASE_URL?: string | null;
+    /**
+     * The model RAG uses unless a request names one. Default null.
+     */
+    LLM_DEFAULT_MODEL?: string | null;
+    /**
+     * The API version some LLM providers require in requests. Default null.
+     */
+    LLM_API_VERSION?: string | null;
+    /**
+     * Sampling temperature of RAG answers. Default 0.5.
+     */
+    TEMPERATURE?: number | null;
+    /**
+     * Penalty on tokens already present in the answer. Default 0.8.
+     */
+    PRESENCE_PENALTY?: number | null;
+    /**
+     * Penalty on tokens by how often they appeared in the answer. Default 0.8.
+     */
+    FREQUENCY_PENALTY?: number | null;
+    /**
+     * The most tokens a RAG answer may have; null leaves it to the model. Default null.
+     */
+    MAX_TOKENS?: number | null;
+    /**
+     * Sequences at which the LLM stops generating. Default null.
+     */
+    STOP_TOKENS?: Array<string> | null;
+    /**
+     * The system message of every RAG conversation.
+     */
+    SYSTEM_PROMPT?: string | null;
+    /**
+     * The instruction put before the retrieved chunks in a RAG request.
+     */
+    RAG_PROMPT?: string | null;
+    /**
+     * The instruction that turns a chat message into a search query, when that is enabled.
+     */
+    MESSAGE_TO_QUERY_PROMPT?: string | null;
+    /**
+     * Rewrite each chat message into a search query with the LLM before retrieving. Default false.
+     */
+    USE_MESSAGE_TO_QUERY_PROMPT?: boolean | null;
+    /**
+     * A cross-encoder reranking endpoint; null when none is configured. Default null.
+     */
+    RERANKER_BASE_URL?: string | null;
+    /**
+     * The reranking model. Default null.
+     */
+    RERANKER_MODEL_NAME?: string | null;
+    /**
+     * A task description passed to rerankers that take one. Default null.
+     */
+    AIMON_RERANKER_TASK_DEFINITION?: string | null;
+    /**
+     * Whether a static Pagefind index of the dataset is built. Default false.
+     */
+    PAGEFIND_ENABLED?: boolean | null;
+    /**
+     * Public access to the dataset. Default disabled.
+     */
+    PUBLIC_DATASET?: PublicDatasetOptions | null;
+    /**
+     * How tools offered to the LLM are described. Default null.
+     */
+    TOOL_CONFIGURATION?: ToolConfiguration | null;
+};
+
+/**
+ * A dataset without its configuration.
+ */
+export type DatasetDto = {
+    id: string;
+    name: string;
+    organization_id: string;
+    tracking_id?: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+/**
+ * The dataset's display name.
+ */
+export type DatasetName = string;
+
+export type DatasetQueueLengthsResponse = {
+    /**
+     * Files of the dataset waiting to be processed or being processed.
+     */
+    file_queue_length: number;
+    /**
+     * Always 0; chunks are written when they are sent.
+     */
+    chunk_queue_length: number;
+};
+
+export type Datasets = Array<Dataset>;
+
+/**
+ * The owner's own identifier of a dataset, unique in its organization.
+ */
+export type DatasetTrackingId = string;
+
+/**
+ * How much a dataset holds.
+ */
+export type DatasetUsageCount = {
+    /**
+     * The usage record's id; the dataset's id, as each dataset has exactly one.
+     */
+    id: string;
+    dataset_id: string;
+    /**
+     * The number of chunks in the dataset.
+     */
+    chunk_count: number;
 };
 
 /**
@@ -326,11 +603,95 @@ export type DateRange = {
     lte?: string | null;
 };
 
+/**
+ * How the closeness of two dense vectors is measured.
+ */
+export type DistanceMetric = 'euclidean' | 'cosine' | 'manhattan' | 'dot';
+
 export type ErrorResponseBody = {
     /**
      * What went wrong, in words meant for the developer who sent the request.
      */
     message: string;
+};
+
+export type EventReturn = {
+    events: Array<WorkerEvent>;
+    /**
+     * Every kind of event the dataset has, whatever the filter.
+     */
+    event_types: Array<string>;
+    /**
+     * How many pages the events that match the filter fill.
+     */
+    page_count: number;
+};
+
+/**
+ * A kind of dataset event.
+ */
+export type EventTypeRequest = 'file_uploaded' | 'file_upload_failed' | 'chunks_uploaded' | 'chunk_action_failed' | 'chunk_updated' | 'bulk_chunks_deleted' | 'chunk_update_failed' | 'dataset_delete_failed' | 'qdrant_upload_failed' | 'bulk_chunk_upload_failed' | 'group_chunks_updated' | 'group_chunks_action_failed' | 'crawl_completed' | 'crawl_failed' | 'crawl_started' | 'csv_jsonl_processing_failed' | 'csv_jsonl_processing_checkpoint' | 'csv_jsonl_processing_completed' | 'video_uploaded' | 'pagefind_indexing_started' | 'pagefind_indexing_finished' | 'etl_started' | 'etl_completed' | 'etl_failed';
+
+/**
+ * What an organization uses. Counters of features the service does not offer yet are 0.
+ */
+export type ExtendedOrganizationUsageCount = {
+    /**
+     * Live datasets.
+     */
+    dataset_count: number;
+    /**
+     * Members of the organization.
+     */
+    user_count: number;
+    /**
+     * Chunks in its live datasets.
+     */
+    chunk_count: number;
+    /**
+     * Bytes of the files stored in its live datasets.
+     */
+    file_storage: number;
+    /**
+     * RAG messages of its datasets (0 until topics and messages are offered).
+     */
+    message_count: number;
+    /**
+     * RAG messages of the current calendar month, UTC (0 until topics and messages are offered).
+     */
+    current_months_message_count: number;
+    /**
+     * Searches (0 until search metering is offered).
+     */
+    search_count: number;
+    /**
+     * Tokens of search queries (0 until search metering is offered).
+     */
+    search_tokens: number;
+    /**
+     * Tokens of RAG messages (0 until message metering is offered).
+     */
+    message_tokens: number;
+    /**
+     * Bytes of content ingested (0 until ingestion metering is offered).
+     */
+    bytes_ingested: number;
+    /**
+     * Tokens of content ingested (0 until ingestion metering is offered).
+     */
+    tokens_ingested: number;
+    /**
+     * Pages read by OCR (0 until OCR is offered).
+     */
+    ocr_pages_ingested: number;
+    /**
+     * Pages fetched by crawls (0 until crawl metering is offered).
+     */
+    website_pages_scraped: number;
+    /**
+     * Analytics events received (0 until analytics events are offered).
+     */
+    events_ingested: number;
 };
 
 /**
@@ -392,12 +753,57 @@ export type GeoInfo = {
     lon: number;
 };
 
+export type GetAllTagsReqPayload = {
+    /**
+     * The page to return, from 1.
+     */
+    page?: number | null;
+    /**
+     * How many tags a page holds.
+     */
+    page_size?: number | null;
+};
+
+export type GetAllTagsResponse = {
+    tags: Array<TagsWithCount>;
+    /**
+     * How many distinct tags the dataset's chunks carry.
+     */
+    total: number;
+};
+
+/**
+ * Which events to list.
+ */
+export type GetEventsReqPayload = {
+    /**
+     * The page to return, from 1.
+     */
+    page?: number | null;
+    /**
+     * How many events a page holds.
+     */
+    page_size?: number | null;
+    /**
+     * Only events of these kinds; all kinds when missing or empty.
+     */
+    event_types?: Array<EventTypeRequest> | null;
+};
+
 export type GetFilesCursorResponseBody = {
     file_with_chunk_groups: Array<FileWithChunkGroups>;
     /**
      * The cursor of the next page, or null when there are no more files.
      */
     next_cursor?: string | null;
+};
+
+export type GetOrganizationUsageReqPayload = {
+    date_range?: DateRange | null;
+    /**
+     * Accepted for compatibility; the counts are the same either way.
+     */
+    v1_usage?: boolean | null;
 };
 
 /**
@@ -442,6 +848,49 @@ export type HighlightOptions = {
 };
 
 export type HighlightStrategy = 'exactmatch' | 'v1';
+
+/**
+ * An invitation of an email to an organization.
+ */
+export type Invitation = {
+    id: string;
+    email: string;
+    organization_id: string;
+    /**
+     * 0 read, 1 admin, 2 owner.
+     */
+    role: number;
+    scopes?: Array<string | null> | null;
+    /**
+     * Whether the invitee has become a member through it.
+     */
+    used: boolean;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+export type InvitationData = {
+    /**
+     * Whom to invite.
+     */
+    email: string;
+    /**
+     * The role the invitee gets, 0 read, 1 admin or 2 owner; at most the caller's own.
+     */
+    user_role: 0 | 1 | 2;
+    /**
+     * Routes the invitee may call in the organization, written as for an API key's scopes; missing or empty allows every route.
+     */
+    scopes?: Array<string> | null;
+    /**
+     * The address of the application the invitee would sign in to; kept for compatibility, as no email is sent.
+     */
+    app_url: string;
+    /**
+     * Where the invitee would be sent after signing in; kept for compatibility.
+     */
+    redirect_uri: string;
+};
 
 export type LocationBoundingBox = {
     top_left: GeoInfo;
@@ -526,6 +975,19 @@ export type Plan = {
 };
 
 /**
+ * Whether the dataset may be searched without a key, through a public page.
+ */
+export type PublicDatasetOptions = {
+    enabled: boolean;
+    /**
+     * Settings of the public search page (branding, default queries, search options...), stored as given.
+     */
+    extra_params?: {
+        [key: string]: unknown;
+    } | null;
+};
+
+/**
  * Bounds on the rating a query was given.
  */
 export type QueryRatingRange = {
@@ -533,6 +995,17 @@ export type QueryRatingRange = {
     gte?: number | null;
     lt?: number | null;
     lte?: number | null;
+};
+
+/**
+ * Texts that describe the query tool to an LLM.
+ */
+export type QueryToolOptions = {
+    tool_description?: string | null;
+    query_parameter_description?: string | null;
+    price_filter_description?: string | null;
+    max_price_option_description?: string | null;
+    min_price_option_description?: string | null;
 };
 
 /**
@@ -655,6 +1128,24 @@ export type SingleQueuedChunkResponse = {
     chunk_metadata: ChunkMetadata;
 };
 
+/**
+ * A user with the organizations they belong to.
+ */
+export type SlimUser = {
+    id: string;
+    email: string;
+    name?: string | null;
+    created_at: Timestamp;
+    /**
+     * The user's memberships, one per organization, with the role in it.
+     */
+    user_orgs: Array<UserOrganization>;
+    /**
+     * The organizations of `user_orgs`, in the same order.
+     */
+    orgs: Array<Organization>;
+};
+
 export type SortOrder = 'desc' | 'asc';
 
 /**
@@ -674,10 +1165,25 @@ export type Subscription = {
     updated_at: Timestamp;
 };
 
+export type TagsWithCount = {
+    tag: string;
+    /**
+     * How many chunks of the dataset carry the tag.
+     */
+    count: number;
+};
+
 /**
  * A UTC instant as `YYYY-MM-DD HH:MM:SS.mmm`.
  */
 export type Timestamp = string;
+
+/**
+ * How tools offered to an LLM are described.
+ */
+export type ToolConfiguration = {
+    query_tool_options?: QueryToolOptions | null;
+};
 
 /**
  * The organization's plan, fixed or usage based.
@@ -713,6 +1219,66 @@ export type TypoRange = {
     max?: number | null;
 };
 
+export type UpdateAllOrgDatasetConfigsReqPayload = {
+    /**
+     * Only datasets whose server configuration contains these keys with these values are changed; missing, null or `{}` selects every dataset of the organization.
+     */
+    match_configuration?: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * Server configuration keys to set on every selected dataset, e.g. `{"LLM_DEFAULT_MODEL": "gpt-4o"}`.
+     */
+    to_configuration: {
+        [key: string]: unknown;
+    };
+};
+
+export type UpdateDatasetReqPayload = {
+    /**
+     * The dataset to update.
+     */
+    dataset_id?: string | null;
+    /**
+     * The tracking id of the dataset to update, when `dataset_id` is not given.
+     */
+    tracking_id?: string | null;
+    dataset_name?: DatasetName | null;
+    new_tracking_id?: DatasetTrackingId | null;
+    server_configuration?: DatasetConfigurationDto | null;
+};
+
+export type UpdateOrganizationReqPayload = {
+    /**
+     * The new name; missing or null keeps the name.
+     */
+    name?: string | null;
+    /**
+     * Replaces the branding of a partner's deployment; missing or null keeps it, `{}` clears it.
+     */
+    partner_configuration?: {
+        COMPANY_NAME?: string;
+        DEMO_DOMAIN?: string;
+        FAVICON_URL?: string;
+        [key: string]: string | undefined;
+    } | null;
+};
+
+export type UpdateUserReqPayload = {
+    /**
+     * The member to change; missing means the caller's own user.
+     */
+    user_id?: string | null;
+    /**
+     * The new role, 0 read, 1 admin or 2 owner; missing keeps the role.
+     */
+    role?: 0 | 1 | 2 | null;
+    /**
+     * Routes the member may call in this organization, written as for an API key's scopes; `[]` allows every route, missing keeps the scopes.
+     */
+    scopes?: Array<string> | null;
+};
+
 /**
  * A plan billed by metered usage.
  */
@@ -735,6 +1301,43 @@ export type UsageBasedSubscription = {
     usage_based_plan_id: string;
     current_period_end?: Timestamp | null;
     created_at: Timestamp;
+};
+
+/**
+ * A user's membership of an organization.
+ */
+export type UserOrganization = {
+    id: string;
+    user_id: string;
+    organization_id: string;
+    /**
+     * 0 read, 1 admin, 2 owner.
+     */
+    role: number;
+    /**
+     * Routes the member may call in the organization; empty or null means every route.
+     */
+    scopes?: Array<string | null> | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+/**
+ * Something background work reported about a dataset.
+ */
+export type WorkerEvent = {
+    id: string;
+    created_at: Timestamp;
+    dataset_id: string;
+    organization_id?: string | null;
+    /**
+     * The kind of event, one of EventTypeRequest.
+     */
+    event_type: string;
+    /**
+     * The event's details, a JSON object serialized as a string.
+     */
+    event_data: string;
 };
 
 /**
@@ -793,6 +1396,80 @@ export type GetRagAnalyticsResponses = {
 };
 
 export type GetRagAnalyticsResponse = GetRagAnalyticsResponses[keyof GetRagAnalyticsResponses];
+
+export type CreateApiOnlyUserData = {
+    body: CreateApiUserBody;
+    path?: never;
+    query?: never;
+    url: '/api/auth/create_api_only_user';
+};
+
+export type CreateApiOnlyUserErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type CreateApiOnlyUserError = CreateApiOnlyUserErrors[keyof CreateApiOnlyUserErrors];
+
+export type CreateApiOnlyUserResponses = {
+    /**
+     * The new user, the organization of the key and the key's value (shown only here).
+     */
+    200: CreateApiUserResponse;
+};
+
+export type CreateApiOnlyUserResponse = CreateApiOnlyUserResponses[keyof CreateApiOnlyUserResponses];
+
+export type GetMeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/auth/me';
+};
+
+export type GetMeErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+};
+
+export type GetMeError = GetMeErrors[keyof GetMeErrors];
+
+export type GetMeResponses = {
+    /**
+     * The caller's user.
+     */
+    200: SlimUser;
+};
+
+export type GetMeResponse = GetMeResponses[keyof GetMeResponses];
 
 export type CreateChunkData = {
     body: CreateChunkReqPayloadEnum;
@@ -997,6 +1674,544 @@ export type GetCrawlRequestsForDatasetResponses = {
 
 export type GetCrawlRequestsForDatasetResponse = GetCrawlRequestsForDatasetResponses[keyof GetCrawlRequestsForDatasetResponses];
 
+export type CreateDatasetData = {
+    body: CreateDatasetReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset';
+};
+
+export type CreateDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type CreateDatasetError = CreateDatasetErrors[keyof CreateDatasetErrors];
+
+export type CreateDatasetResponses = {
+    /**
+     * The new dataset with its complete configuration.
+     */
+    200: Dataset;
+};
+
+export type CreateDatasetResponse = CreateDatasetResponses[keyof CreateDatasetResponses];
+
+export type UpdateDatasetData = {
+    body: UpdateDatasetReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset';
+};
+
+export type UpdateDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateDatasetError = UpdateDatasetErrors[keyof UpdateDatasetErrors];
+
+export type UpdateDatasetResponses = {
+    /**
+     * The dataset as it is now.
+     */
+    200: Dataset;
+};
+
+export type UpdateDatasetResponse = UpdateDatasetResponses[keyof UpdateDatasetResponses];
+
+export type DeleteDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset to delete; the same dataset as `SVC-Dataset` names.
+         */
+        dataset_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/{dataset_id}';
+};
+
+export type DeleteDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteDatasetError = DeleteDatasetErrors[keyof DeleteDatasetErrors];
+
+export type DeleteDatasetResponses = {
+    /**
+     * The dataset is gone from every read and is being purged.
+     */
+    204: void;
+};
+
+export type DeleteDatasetResponse = DeleteDatasetResponses[keyof DeleteDatasetResponses];
+
+export type GetDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset to fetch; the same dataset as `SVC-Dataset` names.
+         */
+        dataset_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/{dataset_id}';
+};
+
+export type GetDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetDatasetError = GetDatasetErrors[keyof GetDatasetErrors];
+
+export type GetDatasetResponses = {
+    /**
+     * The dataset with its complete configuration.
+     */
+    200: Dataset;
+};
+
+export type GetDatasetResponse = GetDatasetResponses[keyof GetDatasetResponses];
+
+export type BatchCreateDatasetsData = {
+    body: CreateDatasetBatchReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/batch_create_datasets';
+};
+
+export type BatchCreateDatasetsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type BatchCreateDatasetsError = BatchCreateDatasetsErrors[keyof BatchCreateDatasetsErrors];
+
+export type BatchCreateDatasetsResponses = {
+    /**
+     * The datasets created or updated, in the order they were given.
+     */
+    200: Datasets;
+};
+
+export type BatchCreateDatasetsResponse = BatchCreateDatasetsResponses[keyof BatchCreateDatasetsResponses];
+
+export type ClearDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset to empty; the same dataset as `SVC-Dataset` names.
+         */
+        dataset_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/clear/{dataset_id}';
+};
+
+export type ClearDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type ClearDatasetError = ClearDatasetErrors[keyof ClearDatasetErrors];
+
+export type ClearDatasetResponses = {
+    /**
+     * The dataset is being emptied.
+     */
+    204: void;
+};
+
+export type ClearDatasetResponse = ClearDatasetResponses[keyof ClearDatasetResponses];
+
+export type CloneDatasetData = {
+    body: CloneDatasetRequest;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/clone';
+};
+
+export type CloneDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type CloneDatasetError = CloneDatasetErrors[keyof CloneDatasetErrors];
+
+export type CloneDatasetResponses = {
+    /**
+     * The new dataset.
+     */
+    200: Dataset;
+};
+
+export type CloneDatasetResponse = CloneDatasetResponses[keyof CloneDatasetResponses];
+
+export type GetEventsData = {
+    body: GetEventsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/events';
+};
+
+export type GetEventsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetEventsError = GetEventsErrors[keyof GetEventsErrors];
+
+export type GetEventsResponses = {
+    /**
+     * A page of events.
+     */
+    200: EventReturn;
+};
+
+export type GetEventsResponse = GetEventsResponses[keyof GetEventsResponses];
+
+export type GetAllTagsData = {
+    body: GetAllTagsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/get_all_tags';
+};
+
+export type GetAllTagsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetAllTagsError = GetAllTagsErrors[keyof GetAllTagsErrors];
+
+export type GetAllTagsResponses = {
+    /**
+     * A page of tags and the number of distinct tags.
+     */
+    200: GetAllTagsResponse;
+};
+
+export type GetAllTagsResponse2 = GetAllTagsResponses[keyof GetAllTagsResponses];
+
+export type GetDatasetQueueLengthsData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/get_dataset_queue_lengths';
+};
+
+export type GetDatasetQueueLengthsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetDatasetQueueLengthsError = GetDatasetQueueLengthsErrors[keyof GetDatasetQueueLengthsErrors];
+
+export type GetDatasetQueueLengthsResponses = {
+    /**
+     * The queue lengths.
+     */
+    200: DatasetQueueLengthsResponse;
+};
+
+export type GetDatasetQueueLengthsResponse = GetDatasetQueueLengthsResponses[keyof GetDatasetQueueLengthsResponses];
+
+export type GetDatasetsFromOrganizationData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The organization whose datasets to list; the same organization as `SVC-Organization` names.
+         */
+        organization_id: string;
+    };
+    query?: {
+        /**
+         * How many datasets to return.
+         */
+        limit?: number | null;
+        /**
+         * How many datasets to skip.
+         */
+        offset?: number | null;
+    };
+    url: '/api/dataset/organization/{organization_id}';
+};
+
+export type GetDatasetsFromOrganizationErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetDatasetsFromOrganizationError = GetDatasetsFromOrganizationErrors[keyof GetDatasetsFromOrganizationErrors];
+
+export type GetDatasetsFromOrganizationResponses = {
+    /**
+     * A page of datasets with their usage.
+     */
+    200: Array<DatasetAndUsage>;
+};
+
+export type GetDatasetsFromOrganizationResponse = GetDatasetsFromOrganizationResponses[keyof GetDatasetsFromOrganizationResponses];
+
 export type GetFilesCursorHandlerData = {
     body?: never;
     headers: {
@@ -1049,6 +2264,150 @@ export type GetFilesCursorHandlerResponses = {
 
 export type GetFilesCursorHandlerResponse = GetFilesCursorHandlerResponses[keyof GetFilesCursorHandlerResponses];
 
+export type DeleteDatasetByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The tracking id of the dataset to delete.
+         */
+        tracking_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/tracking_id/{tracking_id}';
+};
+
+export type DeleteDatasetByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteDatasetByTrackingIdError = DeleteDatasetByTrackingIdErrors[keyof DeleteDatasetByTrackingIdErrors];
+
+export type DeleteDatasetByTrackingIdResponses = {
+    /**
+     * The dataset is gone from every read and is being purged.
+     */
+    204: void;
+};
+
+export type DeleteDatasetByTrackingIdResponse = DeleteDatasetByTrackingIdResponses[keyof DeleteDatasetByTrackingIdResponses];
+
+export type GetDatasetByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The tracking id the dataset was given in the organization.
+         */
+        tracking_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/tracking_id/{tracking_id}';
+};
+
+export type GetDatasetByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetDatasetByTrackingIdError = GetDatasetByTrackingIdErrors[keyof GetDatasetByTrackingIdErrors];
+
+export type GetDatasetByTrackingIdResponses = {
+    /**
+     * The dataset.
+     */
+    200: Dataset;
+};
+
+export type GetDatasetByTrackingIdResponse = GetDatasetByTrackingIdResponses[keyof GetDatasetByTrackingIdResponses];
+
+export type GetUsageByDatasetIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset whose usage to count; the same dataset as `SVC-Dataset` names.
+         */
+        dataset_id: string;
+    };
+    query?: never;
+    url: '/api/dataset/usage/{dataset_id}';
+};
+
+export type GetUsageByDatasetIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetUsageByDatasetIdError = GetUsageByDatasetIdErrors[keyof GetUsageByDatasetIdErrors];
+
+export type GetUsageByDatasetIdResponses = {
+    /**
+     * The dataset's chunk count.
+     */
+    200: DatasetUsageCount;
+};
+
+export type GetUsageByDatasetIdResponse = GetUsageByDatasetIdResponses[keyof GetUsageByDatasetIdResponses];
+
 export type HealthCheckData = {
     body?: never;
     path?: never;
@@ -1077,6 +2436,153 @@ export type HealthCheckResponses = {
 };
 
 export type HealthCheckResponse = HealthCheckResponses[keyof HealthCheckResponses];
+
+export type PostInvitationData = {
+    body: InvitationData;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/invitation';
+};
+
+export type PostInvitationErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type PostInvitationError = PostInvitationErrors[keyof PostInvitationErrors];
+
+export type PostInvitationResponses = {
+    /**
+     * The invitation is recorded (or the user is a member already).
+     */
+    204: void;
+};
+
+export type PostInvitationResponse = PostInvitationResponses[keyof PostInvitationResponses];
+
+export type DeleteInvitationData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The invitation to delete.
+         */
+        invitation_id: string;
+    };
+    query?: never;
+    url: '/api/invitation/{invitation_id}';
+};
+
+export type DeleteInvitationErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteInvitationError = DeleteInvitationErrors[keyof DeleteInvitationErrors];
+
+export type DeleteInvitationResponses = {
+    /**
+     * The invitation is deleted.
+     */
+    204: void;
+};
+
+export type DeleteInvitationResponse = DeleteInvitationResponses[keyof DeleteInvitationResponses];
+
+export type GetInvitationsData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The organization named by `SVC-Organization`.
+         */
+        organization_id: string;
+    };
+    query?: never;
+    url: '/api/invitations/{organization_id}';
+};
+
+export type GetInvitationsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetInvitationsError = GetInvitationsErrors[keyof GetInvitationsErrors];
+
+export type GetInvitationsResponses = {
+    /**
+     * The invitations.
+     */
+    200: Array<Invitation>;
+};
+
+export type GetInvitationsResponse = GetInvitationsResponses[keyof GetInvitationsResponses];
 
 export type CreateOrganizationData = {
     body: CreateOrganizationReqPayload;
@@ -1114,6 +2620,101 @@ export type CreateOrganizationResponses = {
 };
 
 export type CreateOrganizationResponse = CreateOrganizationResponses[keyof CreateOrganizationResponses];
+
+export type UpdateOrganizationData = {
+    body: UpdateOrganizationReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/organization';
+};
+
+export type UpdateOrganizationErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateOrganizationError = UpdateOrganizationErrors[keyof UpdateOrganizationErrors];
+
+export type UpdateOrganizationResponses = {
+    /**
+     * The organization as it is now.
+     */
+    200: Organization;
+};
+
+export type UpdateOrganizationResponse = UpdateOrganizationResponses[keyof UpdateOrganizationResponses];
+
+export type DeleteOrganizationData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The organization named by `SVC-Organization`.
+         */
+        organization_id: string;
+    };
+    query?: never;
+    url: '/api/organization/{organization_id}';
+};
+
+export type DeleteOrganizationErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteOrganizationError = DeleteOrganizationErrors[keyof DeleteOrganizationErrors];
+
+export type DeleteOrganizationResponses = {
+    /**
+     * The organization is deleted; its content is being removed.
+     */
+    204: void;
+};
+
+export type DeleteOrganizationResponse = DeleteOrganizationResponses[keyof DeleteOrganizationResponses];
 
 export type GetOrganizationData = {
     body?: never;
@@ -1198,6 +2799,10 @@ export type GetOrganizationApiKeysErrors = {
      * The key's role, scopes or dataset restrictions do not allow this request.
      */
     403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
 };
 
 export type GetOrganizationApiKeysError = GetOrganizationApiKeysErrors[keyof GetOrganizationApiKeysErrors];
@@ -1238,6 +2843,10 @@ export type CreateOrganizationApiKeyErrors = {
      */
     403: ErrorResponseBody;
     /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
@@ -1253,3 +2862,320 @@ export type CreateOrganizationApiKeyResponses = {
 };
 
 export type CreateOrganizationApiKeyResponse = CreateOrganizationApiKeyResponses[keyof CreateOrganizationApiKeyResponses];
+
+export type DeleteOrganizationApiKeyData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The key to delete.
+         */
+        api_key_id: string;
+    };
+    query?: never;
+    url: '/api/organization/api_key/{api_key_id}';
+};
+
+export type DeleteOrganizationApiKeyErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteOrganizationApiKeyError = DeleteOrganizationApiKeyErrors[keyof DeleteOrganizationApiKeyErrors];
+
+export type DeleteOrganizationApiKeyResponses = {
+    /**
+     * The key is deleted.
+     */
+    204: void;
+};
+
+export type DeleteOrganizationApiKeyResponse = DeleteOrganizationApiKeyResponses[keyof DeleteOrganizationApiKeyResponses];
+
+export type UpdateAllOrgDatasetConfigsData = {
+    body: UpdateAllOrgDatasetConfigsReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/organization/update_dataset_configs';
+};
+
+export type UpdateAllOrgDatasetConfigsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateAllOrgDatasetConfigsError = UpdateAllOrgDatasetConfigsErrors[keyof UpdateAllOrgDatasetConfigsErrors];
+
+export type UpdateAllOrgDatasetConfigsResponses = {
+    /**
+     * The matching datasets have the new configuration.
+     */
+    204: void;
+};
+
+export type UpdateAllOrgDatasetConfigsResponse = UpdateAllOrgDatasetConfigsResponses[keyof UpdateAllOrgDatasetConfigsResponses];
+
+export type GetOrganizationUsageData = {
+    body?: GetOrganizationUsageReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The organization named by `SVC-Organization`.
+         */
+        organization_id: string;
+    };
+    query?: never;
+    url: '/api/organization/usage/{organization_id}';
+};
+
+export type GetOrganizationUsageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetOrganizationUsageError = GetOrganizationUsageErrors[keyof GetOrganizationUsageErrors];
+
+export type GetOrganizationUsageResponses = {
+    /**
+     * The organization's usage.
+     */
+    200: ExtendedOrganizationUsageCount;
+};
+
+export type GetOrganizationUsageResponse = GetOrganizationUsageResponses[keyof GetOrganizationUsageResponses];
+
+export type GetOrganizationUsersData = {
+    body?: never;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path: {
+        /**
+         * The organization named by `SVC-Organization`.
+         */
+        organization_id: string;
+    };
+    query?: never;
+    url: '/api/organization/users/{organization_id}';
+};
+
+export type GetOrganizationUsersErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetOrganizationUsersError = GetOrganizationUsersErrors[keyof GetOrganizationUsersErrors];
+
+export type GetOrganizationUsersResponses = {
+    /**
+     * The members.
+     */
+    200: Array<SlimUser>;
+};
+
+export type GetOrganizationUsersResponse = GetOrganizationUsersResponses[keyof GetOrganizationUsersResponses];
+
+export type UpdateUserData = {
+    body: UpdateUserReqPayload;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/user';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * The membership is changed.
+     */
+    204: void;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
+
+export type GetUserApiKeysData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/user/api_key';
+};
+
+export type GetUserApiKeysErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+};
+
+export type GetUserApiKeysError = GetUserApiKeysErrors[keyof GetUserApiKeysErrors];
+
+export type GetUserApiKeysResponses = {
+    /**
+     * The user's keys.
+     */
+    200: Array<ApiKeyRespBody>;
+};
+
+export type GetUserApiKeysResponse = GetUserApiKeysResponses[keyof GetUserApiKeysResponses];
+
+export type DeleteUserApiKeyData = {
+    body?: never;
+    path: {
+        /**
+         * The key to delete.
+         */
+        api_key_id: string;
+    };
+    query?: never;
+    url: '/api/user/api_key/{api_key_id}';
+};
+
+export type DeleteUserApiKeyErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteUserApiKeyError = DeleteUserApiKeyErrors[keyof DeleteUserApiKeyErrors];
+
+export type DeleteUserApiKeyResponses = {
+    /**
+     * The key is deleted.
+     */
+    204: void;
+};
+
+export type DeleteUserApiKeyResponse = DeleteUserApiKeyResponses[keyof DeleteUserApiKeyResponses];

@@ -1,14 +1,17 @@
 // Access rules, enforced in one place for every operation: who calls (401), whether the key's
-// scopes, organization, dataset restrictions and role allow this operation (403).
+// scopes, organization, dataset restrictions and role allow this operation (403). A key that
+// belongs to a user never acts beyond that user's current membership: its role is lowered to the
+// member's role, the member's scopes apply too, and it stops working when the user leaves.
 import { timingSafeEqual } from 'node:crypto';
 import type { OperationFacts } from '../../generated/handlers.js';
 import { callerForKey } from '../domain/apiKeys.js';
 import { resolveDataset, type DatasetRow } from '../domain/datasets.js';
 import { isUuid } from '../domain/ids.js';
 import { organizationExists } from '../domain/organizations.js';
+import { instanceAdminId, membershipOf } from '../domain/users.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import type { Services } from '../services.js';
-import { belongsTo, roleNames, type Caller } from './caller.js';
+import { belongsTo, roleNames, scopeAllows, type Caller, type Role } from './caller.js';
 
 export interface Access {
   caller: Caller;
@@ -25,8 +28,11 @@ export interface AccessRequest {
 export async function grantAccess(services: Services, operation: OperationFacts, request: AccessRequest): Promise<Access> {
   const caller = await authenticate(services, request.authorization);
   const route = `${operation.method.toUpperCase()} ${operation.path}`;
-  if (caller.kind === 'key' && caller.scopes.length > 0 && !caller.scopes.includes(route)) {
+  if (caller.kind === 'key' && !scopeAllows(caller.scopes, route)) {
     throw forbidden(`the API key's scopes do not include ${route}`);
+  }
+  if (caller.kind === 'key' && !scopeAllows(caller.memberScopes, route)) {
+    throw forbidden(`the scopes of the key's user in organization ${caller.organizationId} do not include ${route}`);
   }
 
   let organizationId: string | null = null;
@@ -44,11 +50,16 @@ export async function grantAccess(services: Services, operation: OperationFacts,
     if (caller.kind === 'key' && caller.datasetIds.length > 0 && !caller.datasetIds.includes(dataset.id)) {
       throw forbidden(`the API key is limited to other datasets than ${request.datasetHeader}`);
     }
+    // A key of a deleted organization is refused already; the administrator must not reach its datasets either.
+    if (caller.kind === 'admin' && !(await organizationExists(services.store.db, dataset.organization_id))) {
+      throw notFound(`dataset ${request.datasetHeader} not found`);
+    }
     organizationId = dataset.organization_id;
   }
 
   if (operation.role !== null && caller.role < operation.role) {
-    throw forbidden(`${route} needs role ${roleNames[operation.role]}; the API key has role ${roleNames[caller.role]}`);
+    const whose = caller.kind === 'key' && caller.userId ? "the API key (with its user's membership)" : 'the API key';
+    throw forbidden(`${route} needs role ${roleNames[operation.role]}; ${whose} has role ${roleNames[caller.role]}`);
   }
   return { caller, organizationId, dataset };
 }
@@ -57,12 +68,33 @@ async function authenticate(services: Services, header: string | undefined): Pro
   const key = header?.replace(/^Bearer\s+/i, '').trim();
   if (!key) throw unauthorized('send an API key in the Authorization header');
   const admin = services.config.adminApiKey;
-  if (admin && sameSecret(key, admin)) return { kind: 'admin', role: 2 };
-  return callerForKey(services.store.db, key);
+  if (admin && sameSecret(key, admin)) return { kind: 'admin', role: 2, userId: await instanceAdminId(services.store.db) };
+  const caller = await callerForKey(services.store.db, key);
+  if (!caller.userId) return caller;
+  const membership = await membershipOf(services.store.db, caller.userId, caller.organizationId);
+  if (!membership) {
+    throw forbidden(`the API key's user is no longer a member of organization ${caller.organizationId}, so the key cannot be used`);
+  }
+  return {
+    ...caller,
+    role: Math.min(caller.role, membership.role) as Role,
+    memberScopes: membership.scopes ?? [],
+  };
 }
 
 function sameSecret(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * Operations that name an organization in the path as well as in `SVC-Organization` act on that
+ * one organization: another organization's id is refused (403 when the caller does not belong to
+ * it, else 400).
+ */
+export function checkPathOrganization(caller: Caller, organizationId: string, pathOrganizationId: string): void {
+  if (pathOrganizationId === organizationId) return;
+  if (!belongsTo(caller, pathOrganizationId)) throw forbidden(`the API key may not act on organization ${pathOrganizationId}`);
+  throw badRequest(`the path names organization ${pathOrganizationId} but SVC-Organization names ${organizationId}; they must be the same`);
 }

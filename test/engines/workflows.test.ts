@@ -15,6 +15,7 @@ import {
 } from '../../server/engines/workflows/index.js';
 import { createInProcessEngine, type StepEvent } from '../../server/engines/workflows/inprocess.js';
 import { openStore, type Store } from '../../server/store/db.js';
+import { createActivities } from '../../workflows/activities/index.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { mode, testConfig } from '../support/env.js';
 
@@ -168,6 +169,90 @@ describe(`workflow engine (${mode})`, () => {
     if (engine.kind === 'in-process') {
       expect(await store.db('jobs').where('id', workflowId).first()).toMatchObject({ status: 'failed', error: 'index rejected the request' });
     }
+  });
+
+  it('records a dataset_delete_failed event when a purge fails for good', async () => {
+    const datasetId = await seedDataset(store, lexical.index, 1);
+    lexical.hooks.set(datasetId, async () => {
+      throw ApplicationFailure.nonRetryable('index is read-only', 'IndexRejected');
+    });
+    const handle = await engine.run('purgeDataset', { workflowId: workflowIds.purgeDataset(datasetId), input: { datasetId } });
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    const dataset = await store.db('datasets').where('id', datasetId).first();
+    const events = await store.db('events').where({ dataset_id: datasetId });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ event_type: 'dataset_delete_failed', organization_id: dataset.organization_id });
+    expect(events[0].event_data).toMatchObject({ dataset_id: datasetId, message: 'index is read-only' });
+  });
+
+  it('purges an organization: hides its datasets, purges each, then deletes the organization row', async () => {
+    const first = await seedDataset(store, lexical.index, 7);
+    const { organization_id: organizationId } = await store.db('datasets').where('id', first).first();
+    const [second] = await store.db('datasets').insert({ organization_id: organizationId, name: 'second', tracking_id: 'second' }).returning('id');
+    await store.db('chunks').insert({ dataset_id: second.id, chunk_html: 'pelican' });
+    await store.db('events').insert({ dataset_id: second.id, organization_id: organizationId, event_type: 'chunks_uploaded' });
+    const bystander = await seedDataset(store, lexical.index, 2);
+
+    const handle = await engine.run('purgeOrganization', {
+      workflowId: workflowIds.purgeOrganization(organizationId),
+      input: { organizationId, batchSize: 5 },
+    });
+    expect(await handle.result()).toEqual({ datasetsPurged: 2, chunksDeleted: 8 });
+    expect(await count(store, 'organizations', { id: organizationId })).toBe(0);
+    expect(await count(store, 'datasets', { organization_id: organizationId })).toBe(0);
+    expect(await count(store, 'chunks', { dataset_id: first })).toBe(0);
+    expect(await count(store, 'chunks', { dataset_id: second.id })).toBe(0);
+    expect(await count(store, 'events', { organization_id: organizationId })).toBe(0);
+    expect(await lexical.index.search({ datasetId: first, query: 'pelican', limit: 10 })).toEqual([]);
+    expect(await count(store, 'chunks', { dataset_id: bystander })).toBe(2);
+    if (engine.kind === 'in-process') {
+      const steps = await store.db('job_steps').where('job_id', handle.workflowId).orderBy('seq');
+      expect(steps.map((s) => s.activity)).toEqual([
+        'retireOrganizationDatasets',
+        'removeDatasetFromLexicalIndex',
+        'deleteDatasetChunks',
+        'deleteDatasetChunks',
+        'deleteDatasetChunks',
+        'deleteDatasetRow',
+        'removeDatasetFromLexicalIndex',
+        'deleteDatasetChunks',
+        'deleteDatasetChunks',
+        'deleteDatasetRow',
+        'deleteOrganizationRow',
+      ]);
+    }
+  });
+
+  it('clears a dataset in batches, keeps it and reports the count as an event', async () => {
+    const datasetId = await seedDataset(store, lexical.index, 5);
+    const [group] = await store.db('chunk_groups').insert({ dataset_id: datasetId, name: 'g' }).returning('id');
+    const chunk = await store.db('chunks').where({ dataset_id: datasetId }).first('id');
+    await store.db('chunk_group_bookmarks').insert({ group_id: group.id, chunk_id: chunk.id });
+    await store.db('files').insert({ dataset_id: datasetId, file_name: 'a.txt', size: 1 });
+    const handle = await engine.run('clearDataset', { workflowId: workflowIds.clearDataset(datasetId), input: { datasetId, batchSize: 2 } });
+    expect(await handle.result()).toEqual({ chunksDeleted: 5, groupsDeleted: 1, filesDeleted: 1 });
+    expect(await count(store, 'datasets', { id: datasetId })).toBe(1);
+    expect(await count(store, 'chunks', { dataset_id: datasetId })).toBe(0);
+    expect(await lexical.index.search({ datasetId, query: 'pelican', limit: 10 })).toEqual([]);
+    const [event] = await store.db('events').where({ dataset_id: datasetId });
+    expect(event).toMatchObject({ event_type: 'bulk_chunks_deleted', event_data: { chunks_deleted: 5 } });
+  });
+
+  it('clones a dataset in batches; a batch run twice copies nothing twice', async () => {
+    const sourceId = await seedDataset(store, lexical.index, 7);
+    const { organization_id } = await store.db('datasets').where('id', sourceId).first();
+    const [target] = await store.db('datasets').insert({ organization_id, name: 'copy' }).returning('id');
+    const handle = await engine.run('cloneDataset', { workflowId: workflowIds.cloneDataset(target.id), input: { sourceId, targetId: target.id, batchSize: 3 } });
+    expect(await handle.result()).toEqual({ chunksCopied: 7, groupsCopied: 0, bookmarksCopied: 0, chunksIndexed: 7 });
+    expect(await lexical.index.search({ datasetId: target.id, query: 'pelican', limit: 10 })).toHaveLength(7);
+
+    // The same first batch again (a retry after a lost answer, say) inserts nothing new.
+    const activities = createActivities({ store, lexical: lexical.index });
+    expect(await activities.copyDatasetChunks({ sourceId, targetId: target.id, afterId: null, batchSize: 3 })).toMatchObject({ count: 3 });
+    expect(await count(store, 'chunks', { dataset_id: target.id })).toBe(7);
+    // A deleted target stops the copy.
+    await store.db('datasets').where('id', target.id).update({ deleted: 1 });
+    expect(await activities.copyDatasetChunks({ sourceId, targetId: target.id, afterId: null, batchSize: 3 })).toEqual({ count: 0, lastId: null });
   });
 
   it.runIf(mode === 'full')('names Temporal when its health check fails', async () => {

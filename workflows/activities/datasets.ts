@@ -1,7 +1,20 @@
-// Dataset activities: the I/O steps of purging a dataset. Each is idempotent, so a retry or a
-// replay after a crash may run it again safely.
+// Dataset activities: the I/O steps of purging, clearing and cloning datasets and of purging an
+// organization. Each is idempotent, so a retry or a replay after a crash may run it again safely.
+import type { Knex } from 'knex';
 import type { LexicalIndex } from '../../server/engines/lexical/types.js';
+import { emitEvent, type EventType } from '../../server/domain/events.js';
 import type { Store } from '../../server/store/db.js';
+
+/** Where a keyset-paged batch ended: the last id it handled, or null when there was nothing left. */
+export interface BatchResult {
+  count: number;
+  lastId: string | null;
+}
+
+export interface BookmarkCursor {
+  groupId: string;
+  chunkId: string;
+}
 
 export function datasetActivities({ store, lexical }: { store: Store; lexical: LexicalIndex }) {
   const { db } = store;
@@ -16,9 +29,158 @@ export function datasetActivities({ store, lexical }: { store: Store; lexical: L
       return db('chunks').whereIn('id', batch).del();
     },
 
-    /** Deletes the dataset row; what still hangs off it (groups, files, crawls...) goes by cascade. */
+    /** Deletes up to `batchSize` of the dataset's chunk groups (their bookmarks go by cascade); returns how many. */
+    async deleteDatasetGroups({ datasetId, batchSize }: { datasetId: string; batchSize: number }): Promise<number> {
+      const batch = db('chunk_groups').select('id').where('dataset_id', datasetId).limit(batchSize);
+      return db('chunk_groups').whereIn('id', batch).del();
+    },
+
+    /** Deletes up to `batchSize` of the dataset's file records; returns how many. */
+    async deleteDatasetFiles({ datasetId, batchSize }: { datasetId: string; batchSize: number }): Promise<number> {
+      const batch = db('files').select('id').where('dataset_id', datasetId).limit(batchSize);
+      return db('files').whereIn('id', batch).del();
+    },
+
+    /** Deletes the dataset row and its events; what still hangs off it (groups, files, crawls...) goes by cascade. */
     async deleteDatasetRow(datasetId: string): Promise<void> {
-      await db('datasets').where('id', datasetId).del();
+      await db.transaction(async (trx) => {
+        await trx('events').where('dataset_id', datasetId).del();
+        await trx('datasets').where('id', datasetId).del();
+      });
+    },
+
+    /** Records an event of the dataset, with the dataset's organization; nothing when the dataset row is gone. */
+    async recordDatasetEvent(event: { datasetId: string; type: EventType; data: Record<string, unknown> }): Promise<void> {
+      await emitEvent(db, { datasetId: event.datasetId, type: event.type, data: event.data });
+    },
+
+    /**
+     * Hides every dataset of the organization (deleted = 1, tracking id freed) and returns all their
+     * ids, in creation order, for the purge to work through.
+     */
+    async retireOrganizationDatasets(organizationId: string): Promise<string[]> {
+      await db('datasets').where({ organization_id: organizationId, deleted: 0 }).update({ deleted: 1, tracking_id: null, updated_at: db.fn.now() });
+      return db('datasets').where({ organization_id: organizationId }).orderBy(['created_at', 'id']).pluck('id');
+    },
+
+    /** Deletes the organization row and its events; keys, subscription, memberships and invitations go by cascade. */
+    async deleteOrganizationRow(organizationId: string): Promise<void> {
+      await db.transaction(async (trx) => {
+        await trx('events').where('organization_id', organizationId).del();
+        await trx('organizations').where('id', organizationId).del();
+      });
+    },
+
+    /**
+     * Copies the next `batchSize` chunks of `sourceId` after `afterId` (in id order) into `targetId`,
+     * every column as it is, under ids derived from the target and the source chunk, so that a
+     * repeated batch inserts nothing twice. Copies nothing once the target is no longer live.
+     */
+    async copyDatasetChunks(batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number }): Promise<BatchResult> {
+      return copyRows(db, 'chunks', batch, ['id', 'dataset_id'], []);
+    },
+
+    /** Copies the next `batchSize` chunk groups like copyDatasetChunks; the copies are tied to no file. */
+    async copyDatasetGroups(batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number }): Promise<BatchResult> {
+      return copyRows(db, 'chunk_groups', batch, ['id', 'dataset_id', 'file_id'], ['file_id']);
+    },
+
+    /** Copies the next `batchSize` bookmarks of the source's groups between the copied groups and chunks. */
+    async copyDatasetBookmarks(batch: {
+      sourceId: string;
+      targetId: string;
+      after: BookmarkCursor | null;
+      batchSize: number;
+    }): Promise<{ count: number; last: BookmarkCursor | null }> {
+      const { sourceId, targetId, after, batchSize } = batch;
+      if (!(await isLive(db, targetId))) return { count: 0, last: null };
+      const page = db('chunk_group_bookmarks as b')
+        .join('chunk_groups as g', 'g.id', 'b.group_id')
+        .where('g.dataset_id', sourceId)
+        .orderBy(['b.group_id', 'b.chunk_id'])
+        .limit(batchSize)
+        .select('b.group_id', 'b.chunk_id');
+      if (after) page.whereRaw('(b.group_id, b.chunk_id) > (?::uuid, ?::uuid)', [after.groupId, after.chunkId]);
+      const rows: { group_id: string; chunk_id: string }[] = await page;
+      if (rows.length === 0) return { count: 0, last: null };
+      await db.raw(
+        `insert into chunk_group_bookmarks (group_id, chunk_id, created_at)
+         select ${derivedId('?', 'b.group_id')}, ${derivedId('?', 'b.chunk_id')}, b.created_at
+         from chunk_group_bookmarks b
+         where (b.group_id, b.chunk_id) in (select * from unnest(?::uuid[], ?::uuid[]))
+           and exists (select 1 from chunk_groups g where g.id = ${derivedId('?', 'b.group_id')})
+           and exists (select 1 from chunks c where c.id = ${derivedId('?', 'b.chunk_id')})
+         on conflict do nothing`,
+        [targetId, targetId, rows.map((r) => r.group_id), rows.map((r) => r.chunk_id), targetId, targetId],
+      );
+      const last = rows[rows.length - 1];
+      return { count: rows.length, last: { groupId: last.group_id, chunkId: last.chunk_id } };
+    },
+
+    /** Puts the next `batchSize` chunks of the dataset (after `afterId`, in id order) into the lexical index. */
+    async indexDatasetChunks({ datasetId, afterId, batchSize }: { datasetId: string; afterId: string | null; batchSize: number }): Promise<BatchResult> {
+      if (!(await isLive(db, datasetId))) return { count: 0, lastId: null };
+      const page = db('chunks').where('dataset_id', datasetId).orderBy('id').limit(batchSize).select('id', 'chunk_html');
+      if (afterId) page.where('id', '>', afterId);
+      const rows: { id: string; chunk_html: string | null }[] = await page;
+      if (rows.length === 0) return { count: 0, lastId: null };
+      await lexical.upsert(rows.map((r) => ({ id: r.id, datasetId, text: htmlToText(r.chunk_html ?? '') })));
+      return { count: rows.length, lastId: rows[rows.length - 1].id };
     },
   };
+}
+
+/**
+ * SQL for the id a copy gets: a version-4-shaped uuid hashed from the target dataset and the
+ * source row's id, so the same row copied into the same dataset always gets the same id.
+ */
+function derivedId(targetParam: string, sourceColumn: string): string {
+  return `overlay(overlay(md5(${targetParam}::text || ':' || ${sourceColumn}::text) placing '4' from 13) placing '8' from 17)::uuid`;
+}
+
+async function isLive(db: Knex, datasetId: string): Promise<boolean> {
+  return Boolean(await db('datasets').where({ id: datasetId, deleted: 0 }).first('id'));
+}
+
+async function copyRows(
+  db: Knex,
+  table: 'chunks' | 'chunk_groups',
+  batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number },
+  derived: string[],
+  nulled: string[],
+): Promise<BatchResult> {
+  const { sourceId, targetId, afterId, batchSize } = batch;
+  if (!(await isLive(db, targetId))) return { count: 0, lastId: null };
+  const page = db(table).where('dataset_id', sourceId).orderBy('id').limit(batchSize).pluck('id');
+  if (afterId) page.where('id', '>', afterId);
+  const ids: string[] = await page;
+  if (ids.length === 0) return { count: 0, lastId: null };
+  // Every column the table has now, so columns added later are copied too.
+  const copied = Object.keys(await db(table).columnInfo()).filter((c) => !derived.includes(c));
+  const columns = ['id', 'dataset_id', ...nulled, ...copied];
+  const values = [derivedId('?', 'id'), '?::uuid', ...nulled.map(() => 'null'), ...copied.map(() => '??')];
+  await db.raw(
+    `insert into ?? (${columns.map(() => '??').join(', ')})
+     select ${values.join(', ')} from ?? where dataset_id = ? and id = any(?::uuid[])
+     on conflict do nothing`,
+    [table, ...columns, targetId, targetId, ...copied, table, sourceId, ids],
+  );
+  return { count: ids.length, lastId: ids[ids.length - 1] };
+}
+
+/** The text of an HTML fragment: tags dropped, common entities decoded, whitespace collapsed. */
+export function htmlToText(html: string): string {
+  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+  return html
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      return entities[name.toLowerCase()] ?? whole;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
 }

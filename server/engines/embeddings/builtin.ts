@@ -2,7 +2,7 @@
 // character trigrams into a fixed number of signed buckets (feature hashing), so texts that share
 // words or word forms point the same way. It knows no synonyms; an embedding endpoint does better.
 import { stemmer } from 'stemmer';
-import type { Embedder } from './types.js';
+import type { Embedder, EmbeddingPurpose } from './types.js';
 
 const STOP_WORDS = new Set(
   'a an and are as at be but by for from has have in into is it its of on or that the their this to was were will with'.split(' '),
@@ -17,7 +17,7 @@ export class BuiltinEmbedder implements Embedder {
     this.model = `builtin-hash-${dimension}`;
   }
 
-  async embed(texts: string[]): Promise<number[][]> {
+  async embed(texts: string[], _purpose?: EmbeddingPurpose): Promise<number[][]> {
     return texts.map((text) => this.vectorOf(text));
   }
 

@@ -11,6 +11,8 @@ export async function up(db: Knex): Promise<void> {
     t.timestamps(true, true);
   });
   await db.raw('create unique index users_email_unique on users (lower(email))');
+  // One administrator, however many processes start at once on the same database.
+  await db.raw('create unique index users_one_instance_admin on users (is_instance_admin) where is_instance_admin');
 
   await db.schema.createTable('user_organizations', (t) => {
     t.uuid('id').primary().defaultTo(db.raw('gen_random_uuid()'));

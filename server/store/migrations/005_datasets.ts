@@ -1,4 +1,6 @@
 // Dataset events (what background work reports to the dataset's owners) and file processing state.
+// events.dataset_id has no foreign key: a purge deletes a dataset's events itself, and a failed purge
+// keeps its `dataset_delete_failed` event.
 import type { Knex } from 'knex';
 
 export async function up(db: Knex): Promise<void> {
@@ -10,6 +12,9 @@ export async function up(db: Knex): Promise<void> {
     t.jsonb('event_data').notNullable().defaultTo('{}');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
     t.index(['dataset_id', 'created_at']);
+    // Listing by kind, and the distinct kinds of a dataset.
+    t.index(['dataset_id', 'event_type', 'created_at']);
+    t.index(['organization_id']);
   });
   await db.schema.alterTable('files', (t) => {
     /** pending -> processing -> completed | failed; pending and processing make the file queue. */

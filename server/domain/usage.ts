@@ -1,0 +1,63 @@
+// What an organization uses, counted live: the quantities its plan limits. Metered counters of
+// features the service does not offer yet (search and token metering, OCR, crawl pages, analytics
+// events) are 0 until those features record them.
+import type { Knex } from 'knex';
+import type * as T from '../../generated/client/types.gen.js';
+import { badRequest } from '../errors.js';
+import { countChunks, countDatasets, countMessages, countUsers, sumFileBytes } from './quotas.js';
+
+export async function organizationUsage(db: Knex, organizationId: string, request: T.GetOrganizationUsageReqPayload | undefined): Promise<T.ExtendedOrganizationUsageCount> {
+  checkDateRange(request?.date_range);
+  const [dataset_count, user_count, chunk_count, file_storage, message_count, current_months_message_count] = await Promise.all([
+    countDatasets(db, organizationId),
+    countUsers(db, organizationId),
+    countChunks(db, organizationId),
+    sumFileBytes(db, organizationId),
+    countMessages(db, organizationId),
+    countMessagesSince(db, organizationId, startOfMonth(new Date())),
+  ]);
+  return {
+    dataset_count,
+    user_count,
+    chunk_count,
+    file_storage,
+    message_count,
+    current_months_message_count,
+    search_count: 0,
+    search_tokens: 0,
+    message_tokens: 0,
+    bytes_ingested: 0,
+    tokens_ingested: 0,
+    ocr_pages_ingested: 0,
+    website_pages_scraped: 0,
+    events_ingested: 0,
+  };
+}
+
+/** Messages arrive with the RAG feature; until its table exists an organization has none. */
+async function countMessagesSince(db: Knex, organizationId: string, since: Date): Promise<number> {
+  if (!(await db.schema.hasTable('messages')) || !(await db.schema.hasColumn('messages', 'created_at'))) return 0;
+  const [row] = await db('messages')
+    .join('datasets', 'datasets.id', 'messages.dataset_id')
+    .where({ 'datasets.organization_id': organizationId })
+    .where('messages.created_at', '>=', since)
+    .count<{ count: string }[]>('* as count');
+  return Number(row.count);
+}
+
+function startOfMonth(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+/** The bounds must be instants (`YYYY-MM-DD HH:MM:SS.mmm` or a prefix of it, or ISO 8601). */
+function checkDateRange(range: T.DateRange | null | undefined): void {
+  if (!range) return;
+  for (const bound of ['gt', 'gte', 'lt', 'lte'] as const) {
+    const value = range[bound];
+    if (value == null) continue;
+    const text = value.trim().replace(' ', 'T');
+    const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(text);
+    const ok = /^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(new Date(hasZone ? text : `${text}${text.length > 10 ? 'Z' : ''}`).getTime());
+    if (!ok) throw badRequest(`date_range.${bound}: ${value} is not a date and time like 2026-01-31 12:00:00.000`);
+  }
+}
