@@ -45,6 +45,8 @@ export type ApiKeyRespBody = {
     updated_at: Timestamp;
 };
 
+export type ApiVersion = 'V1' | 'V2';
+
 export type BatchQueuedChunkResponse = {
     chunk_metadata: Array<ChunkMetadata>;
 };
@@ -87,15 +89,28 @@ export type ChunkGroupAndFileId = ChunkGroup & {
 };
 
 /**
- * A chunk as stored.
+ * A chunk as stored (the V2 shape: `tag_set` is a list).
  */
-export type ChunkMetadata = {
+export type ChunkMetadata = ChunkRecordFields & {
+    tag_set?: Array<string | null> | null;
+};
+
+/**
+ * A chunk as stored, in the V1 shape whose `tag_set` is comma-separated text.
+ */
+export type ChunkMetadataStringTagSet = ChunkRecordFields & {
+    tag_set?: string | null;
+};
+
+/**
+ * The fields of a stored chunk that do not depend on the API version.
+ */
+export type ChunkRecordFields = {
     id: string;
     dataset_id: string;
     chunk_html?: string | null;
     link?: string | null;
     metadata?: unknown;
-    tag_set?: Array<string | null> | null;
     /**
      * ISO 8601 date and time without a zone.
      */
@@ -182,6 +197,11 @@ export type ChunkReqPayload = {
      */
     weight?: number | null;
 };
+
+/**
+ * A chunk in the shape the `X-API-Version` header asks for.
+ */
+export type ChunkReturnTypes = ChunkMetadata | ChunkMetadataStringTagSet;
 
 export type CloneDatasetRequest = {
     /**
@@ -1339,6 +1359,11 @@ export type WorkerEvent = {
      */
     event_data: string;
 };
+
+/**
+ * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+ */
+export type ApiVersionHeader = ApiVersion;
 
 /**
  * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).

@@ -1,8 +1,14 @@
 // The relational store: PGlite (embedded, under DATA_DIR) or PostgreSQL, both behind knex.
 import knex, { type Knex } from 'knex';
+import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { migrationSource } from './migrations/index.js';
+
+// A zone-less `timestamp` is a wall-clock value (chunk time stamps): keep its text instead of letting
+// the driver read it in the process's local time zone.
+const TIMESTAMP_WITHOUT_ZONE = 1114;
+pg.types.setTypeParser(TIMESTAMP_WITHOUT_ZONE, (text: string) => text);
 
 export interface Store {
   kind: 'pglite' | 'postgres';
