@@ -6,21 +6,36 @@ import type { CallerContext, DatasetContext, OrganizationContext, PublicContext 
 export type Reply<R, S extends keyof R> = S extends keyof R ? { status: S; body: R[S] } : never;
 
 export type AddChunkToGroupHandler = (ctx: DatasetContext<T.AddChunkToGroupData>) => Promise<Reply<T.AddChunkToGroupResponses, 204>>;
+export type AddChunkToGroupByTrackingIdHandler = (ctx: DatasetContext<T.AddChunkToGroupByTrackingIdData>) => Promise<Reply<T.AddChunkToGroupByTrackingIdResponses, 204>>;
 export type BatchCreateDatasetsHandler = (ctx: OrganizationContext<T.BatchCreateDatasetsData>) => Promise<Reply<T.BatchCreateDatasetsResponses, 200>>;
+export type BulkDeleteChunkHandler = (ctx: DatasetContext<T.BulkDeleteChunkData>) => Promise<Reply<T.BulkDeleteChunkResponses, 204>>;
 export type ClearDatasetHandler = (ctx: DatasetContext<T.ClearDatasetData>) => Promise<Reply<T.ClearDatasetResponses, 204>>;
 export type CloneDatasetHandler = (ctx: OrganizationContext<T.CloneDatasetData>) => Promise<Reply<T.CloneDatasetResponses, 200>>;
+export type CountGroupChunksHandler = (ctx: DatasetContext<T.CountGroupChunksData>) => Promise<Reply<T.CountGroupChunksResponses, 200>>;
 export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserData>) => Promise<Reply<T.CreateApiOnlyUserResponses, 200>>;
 export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Promise<Reply<T.CreateChunkResponses, 200>>;
+export type CreateChunkGroupHandler = (ctx: DatasetContext<T.CreateChunkGroupData>) => Promise<Reply<T.CreateChunkGroupResponses, 200>>;
 export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
+export type DeleteChunkHandler = (ctx: DatasetContext<T.DeleteChunkData>) => Promise<Reply<T.DeleteChunkResponses, 204>>;
+export type DeleteChunkByTrackingIdHandler = (ctx: DatasetContext<T.DeleteChunkByTrackingIdData>) => Promise<Reply<T.DeleteChunkByTrackingIdResponses, 204>>;
+export type DeleteChunkGroupHandler = (ctx: DatasetContext<T.DeleteChunkGroupData>) => Promise<Reply<T.DeleteChunkGroupResponses, 204>>;
 export type DeleteDatasetHandler = (ctx: DatasetContext<T.DeleteDatasetData>) => Promise<Reply<T.DeleteDatasetResponses, 204>>;
 export type DeleteDatasetByTrackingIdHandler = (ctx: DatasetContext<T.DeleteDatasetByTrackingIdData>) => Promise<Reply<T.DeleteDatasetByTrackingIdResponses, 204>>;
+export type DeleteGroupByTrackingIdHandler = (ctx: DatasetContext<T.DeleteGroupByTrackingIdData>) => Promise<Reply<T.DeleteGroupByTrackingIdResponses, 204>>;
 export type DeleteInvitationHandler = (ctx: OrganizationContext<T.DeleteInvitationData>) => Promise<Reply<T.DeleteInvitationResponses, 204>>;
 export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrganizationData>) => Promise<Reply<T.DeleteOrganizationResponses, 204>>;
 export type DeleteOrganizationApiKeyHandler = (ctx: OrganizationContext<T.DeleteOrganizationApiKeyData>) => Promise<Reply<T.DeleteOrganizationApiKeyResponses, 204>>;
 export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
+export type GetChunkByIdHandler = (ctx: DatasetContext<T.GetChunkByIdData>) => Promise<Reply<T.GetChunkByIdResponses, 200>>;
+export type GetChunkByTrackingIdHandler = (ctx: DatasetContext<T.GetChunkByTrackingIdData>) => Promise<Reply<T.GetChunkByTrackingIdResponses, 200>>;
+export type GetChunkGroupHandler = (ctx: DatasetContext<T.GetChunkGroupData>) => Promise<Reply<T.GetChunkGroupResponses, 200>>;
+export type GetChunksByIdsHandler = (ctx: DatasetContext<T.GetChunksByIdsData>) => Promise<Reply<T.GetChunksByIdsResponses, 200>>;
+export type GetChunksByTrackingIdsHandler = (ctx: DatasetContext<T.GetChunksByTrackingIdsData>) => Promise<Reply<T.GetChunksByTrackingIdsResponses, 200>>;
+export type GetChunksInGroupHandler = (ctx: DatasetContext<T.GetChunksInGroupData>) => Promise<Reply<T.GetChunksInGroupResponses, 200>>;
+export type GetChunksInGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetChunksInGroupByTrackingIdData>) => Promise<Reply<T.GetChunksInGroupByTrackingIdResponses, 200>>;
 export type GetCrawlRequestsForDatasetHandler = (ctx: DatasetContext<T.GetCrawlRequestsForDatasetData>) => Promise<Reply<T.GetCrawlRequestsForDatasetResponses, 200>>;
 export type GetDatasetHandler = (ctx: DatasetContext<T.GetDatasetData>) => Promise<Reply<T.GetDatasetResponses, 200>>;
 export type GetDatasetByTrackingIdHandler = (ctx: OrganizationContext<T.GetDatasetByTrackingIdData>) => Promise<Reply<T.GetDatasetByTrackingIdResponses, 200>>;
@@ -29,6 +44,8 @@ export type GetDatasetsFromOrganizationHandler = (ctx: OrganizationContext<T.Get
 export type GetEventsHandler = (ctx: DatasetContext<T.GetEventsData>) => Promise<Reply<T.GetEventsResponses, 200>>;
 export type GetFilesCursorHandlerHandler = (ctx: DatasetContext<T.GetFilesCursorHandlerData>) => Promise<Reply<T.GetFilesCursorHandlerResponses, 200>>;
 export type GetGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetGroupByTrackingIdData>) => Promise<Reply<T.GetGroupByTrackingIdResponses, 200>>;
+export type GetGroupsForChunksHandler = (ctx: DatasetContext<T.GetGroupsForChunksData>) => Promise<Reply<T.GetGroupsForChunksResponses, 200>>;
+export type GetGroupsForDatasetHandler = (ctx: DatasetContext<T.GetGroupsForDatasetData>) => Promise<Reply<T.GetGroupsForDatasetResponses, 200>>;
 export type GetInvitationsHandler = (ctx: OrganizationContext<T.GetInvitationsData>) => Promise<Reply<T.GetInvitationsResponses, 200>>;
 export type GetMeHandler = (ctx: CallerContext<T.GetMeData>) => Promise<Reply<T.GetMeResponses, 200>>;
 export type GetOrganizationHandler = (ctx: OrganizationContext<T.GetOrganizationData>) => Promise<Reply<T.GetOrganizationResponses, 200>>;
@@ -40,7 +57,13 @@ export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatase
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
 export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationData>) => Promise<Reply<T.PostInvitationResponses, 204>>;
+export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
+export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChunksData>) => Promise<Reply<T.ScrollDatasetChunksResponses, 200>>;
+export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
+export type UpdateChunkHandler = (ctx: DatasetContext<T.UpdateChunkData>) => Promise<Reply<T.UpdateChunkResponses, 204>>;
+export type UpdateChunkByTrackingIdHandler = (ctx: DatasetContext<T.UpdateChunkByTrackingIdData>) => Promise<Reply<T.UpdateChunkByTrackingIdResponses, 204>>;
+export type UpdateChunkGroupHandler = (ctx: DatasetContext<T.UpdateChunkGroupData>) => Promise<Reply<T.UpdateChunkGroupResponses, 204>>;
 export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
 export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
 export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => Promise<Reply<T.UpdateUserResponses, 204>>;
@@ -48,21 +71,36 @@ export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => 
 /** Every operation of the contract and its handler. */
 export interface Handlers {
   add_chunk_to_group: AddChunkToGroupHandler;
+  add_chunk_to_group_by_tracking_id: AddChunkToGroupByTrackingIdHandler;
   batch_create_datasets: BatchCreateDatasetsHandler;
+  bulk_delete_chunk: BulkDeleteChunkHandler;
   clear_dataset: ClearDatasetHandler;
   clone_dataset: CloneDatasetHandler;
+  count_group_chunks: CountGroupChunksHandler;
   create_api_only_user: CreateApiOnlyUserHandler;
   create_chunk: CreateChunkHandler;
+  create_chunk_group: CreateChunkGroupHandler;
   create_dataset: CreateDatasetHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
+  delete_chunk: DeleteChunkHandler;
+  delete_chunk_by_tracking_id: DeleteChunkByTrackingIdHandler;
+  delete_chunk_group: DeleteChunkGroupHandler;
   delete_dataset: DeleteDatasetHandler;
   delete_dataset_by_tracking_id: DeleteDatasetByTrackingIdHandler;
+  delete_group_by_tracking_id: DeleteGroupByTrackingIdHandler;
   delete_invitation: DeleteInvitationHandler;
   delete_organization: DeleteOrganizationHandler;
   delete_organization_api_key: DeleteOrganizationApiKeyHandler;
   delete_user_api_key: DeleteUserApiKeyHandler;
   get_all_tags: GetAllTagsHandler;
+  get_chunk_by_id: GetChunkByIdHandler;
+  get_chunk_by_tracking_id: GetChunkByTrackingIdHandler;
+  get_chunk_group: GetChunkGroupHandler;
+  get_chunks_by_ids: GetChunksByIdsHandler;
+  get_chunks_by_tracking_ids: GetChunksByTrackingIdsHandler;
+  get_chunks_in_group: GetChunksInGroupHandler;
+  get_chunks_in_group_by_tracking_id: GetChunksInGroupByTrackingIdHandler;
   get_crawl_requests_for_dataset: GetCrawlRequestsForDatasetHandler;
   get_dataset: GetDatasetHandler;
   get_dataset_by_tracking_id: GetDatasetByTrackingIdHandler;
@@ -71,6 +109,8 @@ export interface Handlers {
   get_events: GetEventsHandler;
   get_files_cursor_handler: GetFilesCursorHandlerHandler;
   get_group_by_tracking_id: GetGroupByTrackingIdHandler;
+  get_groups_for_chunks: GetGroupsForChunksHandler;
+  get_groups_for_dataset: GetGroupsForDatasetHandler;
   get_invitations: GetInvitationsHandler;
   get_me: GetMeHandler;
   get_organization: GetOrganizationHandler;
@@ -82,7 +122,13 @@ export interface Handlers {
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
   post_invitation: PostInvitationHandler;
+  remove_chunk_from_group: RemoveChunkFromGroupHandler;
+  scroll_dataset_chunks: ScrollDatasetChunksHandler;
+  split_html_content: SplitHtmlContentHandler;
   update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
+  update_chunk: UpdateChunkHandler;
+  update_chunk_by_tracking_id: UpdateChunkByTrackingIdHandler;
+  update_chunk_group: UpdateChunkGroupHandler;
   update_dataset: UpdateDatasetHandler;
   update_organization: UpdateOrganizationHandler;
   update_user: UpdateUserHandler;
@@ -91,21 +137,36 @@ export interface Handlers {
 /** Routing and access facts of every operation, read from the contract. */
 export const operations = {
   add_chunk_to_group: { method: 'post', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
+  add_chunk_to_group_by_tracking_id: { method: 'post', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   batch_create_datasets: { method: 'post', path: '/api/dataset/batch_create_datasets', role: 2, scope: 'organization' },
+  bulk_delete_chunk: { method: 'delete', path: '/api/chunk', role: 1, scope: 'dataset' },
   clear_dataset: { method: 'put', path: '/api/dataset/clear/{dataset_id}', role: 2, scope: 'dataset' },
   clone_dataset: { method: 'post', path: '/api/dataset/clone', role: 2, scope: 'organization' },
+  count_group_chunks: { method: 'post', path: '/api/chunk_group/count', role: 0, scope: 'dataset' },
   create_api_only_user: { method: 'post', path: '/api/auth/create_api_only_user', role: 0, scope: 'none' },
   create_chunk: { method: 'post', path: '/api/chunk', role: 1, scope: 'dataset' },
+  create_chunk_group: { method: 'post', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
+  delete_chunk: { method: 'delete', path: '/api/chunk/{chunk_id}', role: 1, scope: 'dataset' },
+  delete_chunk_by_tracking_id: { method: 'delete', path: '/api/chunk/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
+  delete_chunk_group: { method: 'delete', path: '/api/chunk_group/{group_id}', role: 1, scope: 'dataset' },
   delete_dataset: { method: 'delete', path: '/api/dataset/{dataset_id}', role: 2, scope: 'dataset' },
   delete_dataset_by_tracking_id: { method: 'delete', path: '/api/dataset/tracking_id/{tracking_id}', role: 2, scope: 'dataset' },
+  delete_group_by_tracking_id: { method: 'delete', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_invitation: { method: 'delete', path: '/api/invitation/{invitation_id}', role: 1, scope: 'organization' },
   delete_organization: { method: 'delete', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
   delete_organization_api_key: { method: 'delete', path: '/api/organization/api_key/{api_key_id}', role: 0, scope: 'organization' },
   delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
+  get_chunk_by_id: { method: 'get', path: '/api/chunk/{chunk_id}', role: 0, scope: 'dataset' },
+  get_chunk_by_tracking_id: { method: 'get', path: '/api/chunk/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
+  get_chunk_group: { method: 'get', path: '/api/chunk_group/{group_id}', role: 0, scope: 'dataset' },
+  get_chunks_by_ids: { method: 'post', path: '/api/chunks', role: 0, scope: 'dataset' },
+  get_chunks_by_tracking_ids: { method: 'post', path: '/api/chunks/tracking', role: 0, scope: 'dataset' },
+  get_chunks_in_group: { method: 'get', path: '/api/chunk_group/{group_id}/{page}', role: 0, scope: 'dataset' },
+  get_chunks_in_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{group_tracking_id}/{page}', role: 0, scope: 'dataset' },
   get_crawl_requests_for_dataset: { method: 'get', path: '/api/crawl', role: 1, scope: 'dataset' },
   get_dataset: { method: 'get', path: '/api/dataset/{dataset_id}', role: 1, scope: 'dataset' },
   get_dataset_by_tracking_id: { method: 'get', path: '/api/dataset/tracking_id/{tracking_id}', role: 1, scope: 'organization' },
@@ -114,6 +175,8 @@ export const operations = {
   get_events: { method: 'post', path: '/api/dataset/events', role: 0, scope: 'dataset' },
   get_files_cursor_handler: { method: 'get', path: '/api/dataset/scroll_files', role: 0, scope: 'dataset' },
   get_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
+  get_groups_for_chunks: { method: 'post', path: '/api/chunk_group/chunks', role: 0, scope: 'dataset' },
+  get_groups_for_dataset: { method: 'get', path: '/api/dataset/groups/{dataset_id}/{page}', role: 0, scope: 'dataset' },
   get_invitations: { method: 'get', path: '/api/invitations/{organization_id}', role: 0, scope: 'organization' },
   get_me: { method: 'get', path: '/api/auth/me', role: 0, scope: 'none' },
   get_organization: { method: 'get', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
@@ -125,7 +188,13 @@ export const operations = {
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
   post_invitation: { method: 'post', path: '/api/invitation', role: 1, scope: 'organization' },
+  remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
+  scroll_dataset_chunks: { method: 'post', path: '/api/chunks/scroll', role: 0, scope: 'dataset' },
+  split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },
+  update_chunk: { method: 'put', path: '/api/chunk', role: 1, scope: 'dataset' },
+  update_chunk_by_tracking_id: { method: 'put', path: '/api/chunk/tracking_id/update', role: 1, scope: 'dataset' },
+  update_chunk_group: { method: 'put', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
   update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
   update_user: { method: 'put', path: '/api/user', role: 0, scope: 'organization' },

@@ -2,10 +2,11 @@
 import { createClient } from '@hey-api/openapi-ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { bundleContract } from './contract/bundle.js';
-import { renderHandlers } from './contract/handlers.js';
+import { assertNoTypeNameClashes, renderHandlers } from './contract/handlers.js';
 import { projectPath } from './contract/paths.js';
 
 const doc = await bundleContract(projectPath('openapi'));
+assertNoTypeNameClashes(doc);
 await mkdir(projectPath('generated'), { recursive: true });
 const bundled = projectPath('generated/openapi.json');
 await writeFile(bundled, JSON.stringify(doc, null, 2) + '\n');

@@ -67,7 +67,7 @@ function dispatch(services: Services, handlers: Handlers): RequestHandler {
       body: req.body,
       path: openapi.pathParams,
       query: req.query,
-      headers: req.headers,
+      headers: declaredHeaders(req, openapi.schema.parameters),
       services,
       caller: access?.caller,
       organizationId: access?.organizationId,
@@ -78,9 +78,30 @@ function dispatch(services: Services, handlers: Handlers): RequestHandler {
   };
 }
 
+interface MatchedOperation {
+  schema: { operationId: OperationId; parameters?: { in: string; name: string; $ref?: string }[] };
+  pathParams: Record<string, string>;
+}
+
 /** What express-openapi-validator attached: the matched operation and its path parameters. */
-function openapiOf(req: Request): { schema: { operationId: OperationId }; pathParams: Record<string, string> } | undefined {
-  return (req as unknown as { openapi?: { schema: { operationId: OperationId }; pathParams: Record<string, string> } }).openapi;
+function openapiOf(req: Request): MatchedOperation | undefined {
+  return (req as unknown as { openapi?: MatchedOperation }).openapi;
+}
+
+/** The operation's headers under the names the contract spells them (Node lower-cases them). */
+function declaredHeaders(req: Request, parameters: MatchedOperation['schema']['parameters'] = []): Record<string, string | undefined> {
+  return Object.fromEntries(
+    parameters
+      .map(resolveParameter)
+      .filter((p) => p.in === 'header')
+      .map((p) => [p.name, req.get(p.name)]),
+  );
+}
+
+function resolveParameter(parameter: { in: string; name: string; $ref?: string }): { in: string; name: string } {
+  if (!parameter.$ref) return parameter;
+  const name = parameter.$ref.split('/').pop()!;
+  return (contract.components.parameters as Record<string, { in: string; name: string }>)[name];
 }
 
 const accessKey = Symbol('access');

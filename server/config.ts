@@ -33,6 +33,7 @@ const schema = z
     TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:/]+:\d+$/, 'must be host:port').optional(),
     TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
+    EMBEDDING_API_KEY: optionalText,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -48,6 +49,8 @@ export interface Config {
   host: string;
   dataDir: string;
   adminApiKey: string | null;
+  /** Sent to the OpenAI-compatible embedding endpoints that datasets configure. */
+  embeddingApiKey: string | null;
   jsonBodyLimit: string;
   logLevel: Env['LOG_LEVEL'];
   store: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string };
@@ -74,6 +77,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST,
     dataDir,
     adminApiKey: env.ADMIN_API_KEY ?? null,
+    embeddingApiKey: env.EMBEDDING_API_KEY ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,
     logLevel: env.LOG_LEVEL,
     store: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dir: path.join(dataDir, 'pglite') },

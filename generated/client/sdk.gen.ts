@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses } from './types.gen';
+import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -60,6 +60,21 @@ export const getMe = <ThrowOnError extends boolean = false>(options?: Options<Ge
 });
 
 /**
+ * Delete the chunks that match a filter
+ *
+ * Deletes every chunk of the dataset that matches the filter, with its vectors, index entries and bookmarks. An empty filter is refused; to empty a dataset, clear it.
+ */
+export const bulkDeleteChunk = <ThrowOnError extends boolean = false>(options: Options<BulkDeleteChunkData, ThrowOnError>) => (options.client ?? client).delete<BulkDeleteChunkResponses, BulkDeleteChunkErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Create or upsert a chunk or a batch of chunks
  *
  * Send one chunk as an object or up to 120 as an array. Each is stored and indexed for semantic and full-text search before the response is sent. A chunk whose `tracking_id` already exists in the dataset is left alone, or updated when `upsert_by_tracking_id` is true.
@@ -67,6 +82,97 @@ export const getMe = <ThrowOnError extends boolean = false>(options?: Options<Ge
 export const createChunk = <ThrowOnError extends boolean = false>(options: Options<CreateChunkData, ThrowOnError>) => (options.client ?? client).post<CreateChunkResponses, CreateChunkErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/chunk',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Update a chunk
+ *
+ * Changes the given fields of the chunk named by `chunk_id` or `tracking_id` (exactly one) and re-indexes it. Fields left out keep their values.
+ */
+export const updateChunk = <ThrowOnError extends boolean = false>(options: Options<UpdateChunkData, ThrowOnError>) => (options.client ?? client).put<UpdateChunkResponses, UpdateChunkErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create or upsert one chunk group or a batch of them
+ *
+ * Send one group as an object, or up to 1000 as an array; the reply has the same shape (the stored group, or the stored groups in the order sent). A `tracking_id` that another group of the dataset already has, or that two groups of the batch share, refuses the whole request, unless the group sets `upsert_by_tracking_id`, which replaces the name, description, metadata and tags of the group with that tracking id instead. An empty `tracking_id` counts as none. A batch is stored entirely or not at all.
+ */
+export const createChunkGroup = <ThrowOnError extends boolean = false>(options: Options<CreateChunkGroupData, ThrowOnError>) => (options.client ?? client).post<CreateChunkGroupResponses, CreateChunkGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Change a chunk group
+ *
+ * The group is named by `group_id` or, when that is missing, by `tracking_id`. Fields that are missing or null keep their values. Together with `group_id`, `tracking_id` is the group's new tracking id (an empty one removes it); a tracking id that another group of the dataset has is refused. With `update_chunks`, the group's tags are added to the tags of every chunk in the group.
+ */
+export const updateChunkGroup = <ThrowOnError extends boolean = false>(options: Options<UpdateChunkGroupData, ThrowOnError>) => (options.client ?? client).put<UpdateChunkGroupResponses, UpdateChunkGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a chunk group
+ *
+ * Deletes the group and its bookmarks. With `delete_chunks=true` the chunks in the group are deleted as well, with their vectors and lexical index entries, even when other groups also hold them.
+ */
+export const deleteChunkGroup = <ThrowOnError extends boolean = false>(options: Options<DeleteChunkGroupData, ThrowOnError>) => (options.client ?? client).delete<DeleteChunkGroupResponses, DeleteChunkGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/{group_id}',
+    ...options
+});
+
+/**
+ * Get a chunk group
+ */
+export const getChunkGroup = <ThrowOnError extends boolean = false>(options: Options<GetChunkGroupData, ThrowOnError>) => (options.client ?? client).get<GetChunkGroupResponses, GetChunkGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/{group_id}',
+    ...options
+});
+
+/**
+ * Get a page of the chunks in a group
+ *
+ * The group and ten of its chunks per page, in the order they were added to the group. `X-API-Version` V1 (the default) gives each chunk's tags as comma-separated text, V2 as a list.
+ */
+export const getChunksInGroup = <ThrowOnError extends boolean = false>(options: Options<GetChunksInGroupData, ThrowOnError>) => (options.client ?? client).get<GetChunksInGroupResponses, GetChunksInGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/{group_id}/{page}',
+    ...options
+});
+
+/**
+ * Take a chunk out of a group
+ *
+ * Removes the bookmark of the chunk in the group; the chunk itself stays. Name the chunk by `chunk_id` in the query or in the body (when both are given they must agree). Removing a chunk of the dataset that is not in the group changes nothing.
+ */
+export const removeChunkFromGroup = <ThrowOnError extends boolean = false>(options: Options<RemoveChunkFromGroupData, ThrowOnError>) => (options.client ?? client).delete<RemoveChunkFromGroupResponses, RemoveChunkFromGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/chunk/{group_id}',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -90,12 +196,189 @@ export const addChunkToGroup = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * Get the groups that chunks are in
+ *
+ * For every chunk named by `chunk_ids` and `chunk_tracking_ids` (at least one chunk, all of them in the dataset), the groups holding it; chunks come in the order asked, ids first, each once.
+ */
+export const getGroupsForChunks = <ThrowOnError extends boolean = false>(options: Options<GetGroupsForChunksData, ThrowOnError>) => (options.client ?? client).post<GetGroupsForChunksResponses, GetGroupsForChunksErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/chunks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Count the chunks in a group
+ *
+ * Name the group by exactly one of `group_id` and `group_tracking_id`.
+ */
+export const countGroupChunks = <ThrowOnError extends boolean = false>(options: Options<CountGroupChunksData, ThrowOnError>) => (options.client ?? client).post<CountGroupChunksResponses, CountGroupChunksErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/count',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a page of the chunks in the group with a tracking id
+ *
+ * The group and ten of its chunks per page, in the order they were added to the group. `X-API-Version` V1 (the default) gives each chunk's tags as comma-separated text, V2 as a list.
+ */
+export const getChunksInGroupByTrackingId = <ThrowOnError extends boolean = false>(options: Options<GetChunksInGroupByTrackingIdData, ThrowOnError>) => (options.client ?? client).get<GetChunksInGroupByTrackingIdResponses, GetChunksInGroupByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/tracking_id/{group_tracking_id}/{page}',
+    ...options
+});
+
+/**
+ * Delete the chunk group with a tracking id
+ *
+ * Deletes the group and its bookmarks. With `delete_chunks=true` the chunks in the group are deleted as well, with their vectors and lexical index entries, even when other groups also hold them.
+ */
+export const deleteGroupByTrackingId = <ThrowOnError extends boolean = false>(options: Options<DeleteGroupByTrackingIdData, ThrowOnError>) => (options.client ?? client).delete<DeleteGroupByTrackingIdResponses, DeleteGroupByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/tracking_id/{tracking_id}',
+    ...options
+});
+
+/**
  * Get a chunk group by its tracking id
  */
 export const getGroupByTrackingId = <ThrowOnError extends boolean = false>(options: Options<GetGroupByTrackingIdData, ThrowOnError>) => (options.client ?? client).get<GetGroupByTrackingIdResponses, GetGroupByTrackingIdErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/chunk_group/tracking_id/{tracking_id}',
     ...options
+});
+
+/**
+ * Bookmark a chunk in the group with a tracking id
+ *
+ * Places a chunk of the dataset into the group that has this tracking id. Name the chunk by exactly one of `chunk_id` and `chunk_tracking_id`. Adding a chunk that is already in the group changes nothing.
+ */
+export const addChunkToGroupByTrackingId = <ThrowOnError extends boolean = false>(options: Options<AddChunkToGroupByTrackingIdData, ThrowOnError>) => (options.client ?? client).post<AddChunkToGroupByTrackingIdResponses, AddChunkToGroupByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/tracking_id/{tracking_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a chunk
+ *
+ * Deletes the chunk with its vector, index entry and bookmarks.
+ */
+export const deleteChunk = <ThrowOnError extends boolean = false>(options: Options<DeleteChunkData, ThrowOnError>) => (options.client ?? client).delete<DeleteChunkResponses, DeleteChunkErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/{chunk_id}',
+    ...options
+});
+
+/**
+ * Get a chunk
+ */
+export const getChunkById = <ThrowOnError extends boolean = false>(options: Options<GetChunkByIdData, ThrowOnError>) => (options.client ?? client).get<GetChunkByIdResponses, GetChunkByIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/{chunk_id}',
+    ...options
+});
+
+/**
+ * Split HTML into chunks by its headings
+ *
+ * Splits an HTML document at its headings into pieces of body text, each with the headings above it, ready to send as chunks. Needs no API key.
+ */
+export const splitHtmlContent = <ThrowOnError extends boolean = false>(options: Options<SplitHtmlContentData, ThrowOnError>) => (options.client ?? client).post<SplitHtmlContentResponses, SplitHtmlContentErrors, ThrowOnError>({
+    url: '/api/chunk/split',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a chunk by its tracking id
+ */
+export const deleteChunkByTrackingId = <ThrowOnError extends boolean = false>(options: Options<DeleteChunkByTrackingIdData, ThrowOnError>) => (options.client ?? client).delete<DeleteChunkByTrackingIdResponses, DeleteChunkByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/tracking_id/{tracking_id}',
+    ...options
+});
+
+/**
+ * Get a chunk by its tracking id
+ */
+export const getChunkByTrackingId = <ThrowOnError extends boolean = false>(options: Options<GetChunkByTrackingIdData, ThrowOnError>) => (options.client ?? client).get<GetChunkByTrackingIdResponses, GetChunkByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/tracking_id/{tracking_id}',
+    ...options
+});
+
+/**
+ * Update a chunk by its tracking id
+ */
+export const updateChunkByTrackingId = <ThrowOnError extends boolean = false>(options: Options<UpdateChunkByTrackingIdData, ThrowOnError>) => (options.client ?? client).put<UpdateChunkByTrackingIdResponses, UpdateChunkByTrackingIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/tracking_id/update',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get chunks by their ids
+ *
+ * The chunks of the dataset with the given ids, in the order asked; ids that name no chunk of the dataset are left out (404 when none is found).
+ */
+export const getChunksByIds = <ThrowOnError extends boolean = false>(options: Options<GetChunksByIdsData, ThrowOnError>) => (options.client ?? client).post<GetChunksByIdsResponses, GetChunksByIdsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Scroll through the chunks of a dataset
+ *
+ * Chunks that match the filter, `page_size` at a time, in id order (or by `sort_by`). Pass the id of the last chunk of a page as `offset_chunk_id` to get the next page; a page shorter than `page_size` is the last.
+ */
+export const scrollDatasetChunks = <ThrowOnError extends boolean = false>(options: Options<ScrollDatasetChunksData, ThrowOnError>) => (options.client ?? client).post<ScrollDatasetChunksResponses, ScrollDatasetChunksErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunks/scroll',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get chunks by their tracking ids
+ *
+ * The chunks of the dataset with the given tracking ids, in the order asked; tracking ids that name no chunk are left out.
+ */
+export const getChunksByTrackingIds = <ThrowOnError extends boolean = false>(options: Options<GetChunksByTrackingIdsData, ThrowOnError>) => (options.client ?? client).post<GetChunksByTrackingIdsResponses, GetChunksByTrackingIdsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunks/tracking',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -238,6 +521,17 @@ export const getAllTags = <ThrowOnError extends boolean = false>(options: Option
 export const getDatasetQueueLengths = <ThrowOnError extends boolean = false>(options: Options<GetDatasetQueueLengthsData, ThrowOnError>) => (options.client ?? client).get<GetDatasetQueueLengthsResponses, GetDatasetQueueLengthsErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/dataset/get_dataset_queue_lengths',
+    ...options
+});
+
+/**
+ * List the chunk groups of a dataset
+ *
+ * Ten groups per page, newest first. With `use_cursor=true` the page number is not used; groups come in id order starting at `cursor` (or at the first), and `next_cursor` is where the next page starts (null after the last page). `dataset_id` must be the dataset that `SVC-Dataset` names.
+ */
+export const getGroupsForDataset = <ThrowOnError extends boolean = false>(options: Options<GetGroupsForDatasetData, ThrowOnError>) => (options.client ?? client).get<GetGroupsForDatasetResponses, GetGroupsForDatasetErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/groups/{dataset_id}/{page}',
     ...options
 });
 

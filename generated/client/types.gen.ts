@@ -51,6 +51,21 @@ export type BatchQueuedChunkResponse = {
     chunk_metadata: Array<ChunkMetadata>;
 };
 
+export type BulkDeleteChunkPayload = {
+    filter: ChunkFilter;
+};
+
+export type ChunkedContent = {
+    /**
+     * The headings above this piece, outermost first.
+     */
+    headings: Array<string>;
+    /**
+     * The text of this piece.
+     */
+    body: string;
+};
+
 /**
  * Conditions a chunk must meet (`must`), of which one must hold (`should`), or none may hold (`must_not`).
  */
@@ -86,6 +101,23 @@ export type ChunkGroup = {
  */
 export type ChunkGroupAndFileId = ChunkGroup & {
     file_id?: string | null;
+};
+
+export type ChunkGroups = Array<ChunkGroup>;
+
+export type ChunkHtmlContentReqPayload = {
+    /**
+     * The HTML document to split.
+     */
+    chunk_html: string;
+    /**
+     * Text removed from every heading.
+     */
+    heading_remove_strings?: Array<string> | null;
+    /**
+     * Text removed from every body.
+     */
+    body_remove_strings?: Array<string> | null;
 };
 
 /**
@@ -358,6 +390,11 @@ export type CreateApiUserResponse = {
     api_key: string;
 };
 
+/**
+ * Up to 1000 groups, stored together or not at all.
+ */
+export type CreateBatchChunkGroupReqPayload = Array<CreateSingleChunkGroupReqPayload>;
+
 export type CreateBatchChunkReqPayload = Array<ChunkReqPayload>;
 
 export type CreateBatchDataset = {
@@ -365,6 +402,16 @@ export type CreateBatchDataset = {
     tracking_id?: DatasetTrackingId | null;
     server_configuration?: DatasetConfigurationDto | null;
 };
+
+/**
+ * One group, or a batch of groups.
+ */
+export type CreateChunkGroupReqPayloadEnum = CreateSingleChunkGroupReqPayload | CreateBatchChunkGroupReqPayload;
+
+/**
+ * The stored group for a single group, the list of stored groups for a batch.
+ */
+export type CreateChunkGroupResponseEnum = ChunkGroup | ChunkGroups;
 
 /**
  * One chunk, or a batch of up to 120.
@@ -390,6 +437,33 @@ export type CreateOrganizationReqPayload = {
      * Name of the organization.
      */
     name: string;
+};
+
+/**
+ * A chunk group to create, or to upsert by its tracking id.
+ */
+export type CreateSingleChunkGroupReqPayload = {
+    /**
+     * Need not be unique; empty when missing.
+     */
+    name?: string | null;
+    /**
+     * What the group is for; empty when missing.
+     */
+    description?: string | null;
+    /**
+     * Your own identifier of the group, unique in the dataset.
+     */
+    tracking_id?: string | null;
+    /**
+     * Any JSON to keep with the group.
+     */
+    metadata?: unknown;
+    tag_set?: Array<string> | null;
+    /**
+     * When a group of the dataset already has this `tracking_id`, replace its fields instead of refusing the request.
+     */
+    upsert_by_tracking_id?: boolean | null;
 };
 
 /**
@@ -793,6 +867,37 @@ export type GetAllTagsResponse = {
 };
 
 /**
+ * The group to count, by id or by tracking id (exactly one of them).
+ */
+export type GetChunkGroupCountRequest = {
+    group_id?: string | null;
+    group_tracking_id?: string | null;
+};
+
+export type GetChunkGroupCountResponse = {
+    group_id: string;
+    count: number;
+};
+
+export type GetChunksData = {
+    ids: Array<string>;
+};
+
+/**
+ * A page of a group's chunks in the shape `X-API-Version` asks for.
+ */
+export type GetChunksInGroupResponse = GetChunksInGroupsResponseBody | GroupsBookmarkQueryResult;
+
+/**
+ * A page of a group's chunks in the V2 shape (tags as a list).
+ */
+export type GetChunksInGroupsResponseBody = {
+    chunks: Array<ChunkMetadata>;
+    group: ChunkGroupAndFileId;
+    total_pages: number;
+};
+
+/**
  * Which events to list.
  */
 export type GetEventsReqPayload = {
@@ -818,12 +923,56 @@ export type GetFilesCursorResponseBody = {
     next_cursor?: string | null;
 };
 
+/**
+ * The chunks to look up, by id, by tracking id, or both.
+ */
+export type GetGroupsForChunksReqPayload = {
+    chunk_ids?: Array<string> | null;
+    chunk_tracking_ids?: Array<string> | null;
+};
+
 export type GetOrganizationUsageReqPayload = {
     date_range?: DateRange | null;
     /**
      * Accepted for compatibility; the counts are the same either way.
      */
     v1_usage?: boolean | null;
+};
+
+export type GetTrackingChunksData = {
+    tracking_ids: Array<string>;
+};
+
+/**
+ * A page of a dataset's groups.
+ */
+export type GroupData = {
+    groups: Array<ChunkGroupAndFileId>;
+    /**
+     * Pages of ten groups the dataset has.
+     */
+    total_pages: number;
+    /**
+     * With `use_cursor`, the `cursor` of the next page; null after the last page and without `use_cursor`.
+     */
+    next_cursor?: string | null;
+};
+
+/**
+ * A page of a group's chunks in the V1 shape (tags as comma-separated text).
+ */
+export type GroupsBookmarkQueryResult = {
+    chunks: Array<ChunkMetadataStringTagSet>;
+    group: ChunkGroupAndFileId;
+    total_pages: number;
+};
+
+/**
+ * A chunk and the groups that hold it.
+ */
+export type GroupsForChunk = {
+    chunk_uuid: string;
+    slim_groups: Array<ChunkGroupAndFileId>;
 };
 
 /**
@@ -1110,6 +1259,13 @@ export type Range = {
 export type RangeCondition = number;
 
 /**
+ * The chunk to take out of the group.
+ */
+export type RemoveChunkFromGroupReqPayload = {
+    chunk_id: string;
+};
+
+/**
  * The stored chunk for a single create, the list of stored chunks for a batch.
  */
 export type ReturnQueuedChunk = SingleQueuedChunkResponse | BatchQueuedChunkResponse;
@@ -1124,6 +1280,23 @@ export type ScrapeOptions = ({
 } & CrawlShopifyOptions) | ({
     type: 'youtube';
 } & CrawlYoutubeOptions);
+
+export type ScrollChunksReqPayload = {
+    filters?: ChunkFilter | null;
+    /**
+     * Start after this chunk (the last chunk of the previous page).
+     */
+    offset_chunk_id?: string | null;
+    /**
+     * How many chunks to return.
+     */
+    page_size?: number | null;
+    sort_by?: SortByField | null;
+};
+
+export type ScrollChunksResponseBody = {
+    chunks: Array<ChunkMetadata>;
+};
 
 /**
  * How a query is matched.
@@ -1166,7 +1339,26 @@ export type SlimUser = {
     orgs: Array<Organization>;
 };
 
+/**
+ * Order by a chunk field instead of by id.
+ */
+export type SortByField = {
+    /**
+     * The field to order by.
+     */
+    field: 'num_value' | 'time_stamp' | 'created_at' | 'weight';
+    direction?: SortOrder | null;
+    /**
+     * Accepted for compatibility; ordering here is exact, so it has no effect.
+     */
+    prefetch_amount?: number | null;
+};
+
 export type SortOrder = 'desc' | 'asc';
+
+export type SplitHtmlResponse = {
+    chunks: Array<ChunkedContent>;
+};
 
 /**
  * An organization's subscription to a fixed plan.
@@ -1252,6 +1444,95 @@ export type UpdateAllOrgDatasetConfigsReqPayload = {
     to_configuration: {
         [key: string]: unknown;
     };
+};
+
+/**
+ * The chunk to update, by tracking id, and the fields to change.
+ */
+export type UpdateChunkByTrackingIdReqPayload = {
+    /**
+     * The tracking id of the chunk to update.
+     */
+    tracking_id: string;
+    chunk_html?: string | null;
+    convert_html_to_text?: boolean | null;
+    group_ids?: Array<string> | null;
+    group_tracking_ids?: Array<string> | null;
+    link?: string | null;
+    /**
+     * Any JSON.
+     */
+    metadata?: unknown;
+    time_stamp?: string | null;
+    weight?: number | null;
+};
+
+/**
+ * The group to change (by `group_id`, or else by `tracking_id`) and its new field values.
+ */
+export type UpdateChunkGroupReqPayload = {
+    /**
+     * The group to change.
+     */
+    group_id?: string | null;
+    /**
+     * Without `group_id`, the tracking id of the group to change; with it, the group's new tracking id (empty to remove it).
+     */
+    tracking_id?: string | null;
+    name?: string | null;
+    description?: string | null;
+    /**
+     * Any JSON to keep with the group; null keeps the current value.
+     */
+    metadata?: unknown;
+    tag_set?: Array<string> | null;
+    /**
+     * Add the group's tags to the tags of every chunk in the group.
+     */
+    update_chunks?: boolean | null;
+};
+
+/**
+ * The chunk to update (by `chunk_id` or `tracking_id`) and the fields to change.
+ */
+export type UpdateChunkReqPayload = {
+    /**
+     * The chunk to update.
+     */
+    chunk_id?: string | null;
+    /**
+     * The tracking id of the chunk to update, when `chunk_id` is not given.
+     */
+    tracking_id?: string | null;
+    /**
+     * New content; the chunk is embedded and indexed again.
+     */
+    chunk_html?: string | null;
+    convert_html_to_text?: boolean | null;
+    fulltext_boost?: FullTextBoost | null;
+    semantic_boost?: SemanticBoost | null;
+    /**
+     * Replaces the groups the chunk is in.
+     */
+    group_ids?: Array<string> | null;
+    /**
+     * Replaces the groups the chunk is in, by tracking id; missing groups are created.
+     */
+    group_tracking_ids?: Array<string> | null;
+    image_urls?: Array<string> | null;
+    link?: string | null;
+    location?: GeoInfo | null;
+    /**
+     * Any JSON.
+     */
+    metadata?: unknown;
+    num_value?: number | null;
+    tag_set?: Array<string> | null;
+    /**
+     * ISO 8601 date and time without a zone.
+     */
+    time_stamp?: string | null;
+    weight?: number | null;
 };
 
 export type UpdateDatasetReqPayload = {
@@ -1371,9 +1652,24 @@ export type ApiVersionHeader = ApiVersion;
 export type DatasetHeader = string;
 
 /**
+ * Delete the chunks in the group too (with their vectors and lexical index entries), even those that other groups also hold. Without it only the group and its bookmarks are deleted.
+ */
+export type DeleteChunksQuery = boolean;
+
+/**
+ * The id of the group.
+ */
+export type GroupIdPath = string;
+
+/**
  * The organization to act on.
  */
 export type OrganizationHeader = string;
+
+/**
+ * The page to return, counting from 1.
+ */
+export type PagePath = number;
 
 export type GetRagAnalyticsData = {
     body: RagAnalytics;
@@ -1496,6 +1792,53 @@ export type GetMeResponses = {
 
 export type GetMeResponse = GetMeResponses[keyof GetMeResponses];
 
+export type BulkDeleteChunkData = {
+    body: BulkDeleteChunkPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk';
+};
+
+export type BulkDeleteChunkErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type BulkDeleteChunkError = BulkDeleteChunkErrors[keyof BulkDeleteChunkErrors];
+
+export type BulkDeleteChunkResponses = {
+    /**
+     * Done.
+     */
+    204: void;
+};
+
+export type BulkDeleteChunkResponse = BulkDeleteChunkResponses[keyof BulkDeleteChunkResponses];
+
 export type CreateChunkData = {
     body: CreateChunkReqPayloadEnum;
     headers: {
@@ -1546,6 +1889,361 @@ export type CreateChunkResponses = {
 };
 
 export type CreateChunkResponse = CreateChunkResponses[keyof CreateChunkResponses];
+
+export type UpdateChunkData = {
+    body: UpdateChunkReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk';
+};
+
+export type UpdateChunkErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateChunkError = UpdateChunkErrors[keyof UpdateChunkErrors];
+
+export type UpdateChunkResponses = {
+    /**
+     * Done.
+     */
+    204: void;
+};
+
+export type UpdateChunkResponse = UpdateChunkResponses[keyof UpdateChunkResponses];
+
+export type CreateChunkGroupData = {
+    body: CreateChunkGroupReqPayloadEnum;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group';
+};
+
+export type CreateChunkGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type CreateChunkGroupError = CreateChunkGroupErrors[keyof CreateChunkGroupErrors];
+
+export type CreateChunkGroupResponses = {
+    /**
+     * The stored group, or the stored groups of a batch.
+     */
+    200: CreateChunkGroupResponseEnum;
+};
+
+export type CreateChunkGroupResponse = CreateChunkGroupResponses[keyof CreateChunkGroupResponses];
+
+export type UpdateChunkGroupData = {
+    body: UpdateChunkGroupReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group';
+};
+
+export type UpdateChunkGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateChunkGroupError = UpdateChunkGroupErrors[keyof UpdateChunkGroupErrors];
+
+export type UpdateChunkGroupResponses = {
+    /**
+     * The group is changed.
+     */
+    204: void;
+};
+
+export type UpdateChunkGroupResponse = UpdateChunkGroupResponses[keyof UpdateChunkGroupResponses];
+
+export type DeleteChunkGroupData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The id of the group.
+         */
+        group_id: string;
+    };
+    query?: {
+        /**
+         * Delete the chunks in the group too (with their vectors and lexical index entries), even those that other groups also hold. Without it only the group and its bookmarks are deleted.
+         */
+        delete_chunks?: boolean;
+    };
+    url: '/api/chunk_group/{group_id}';
+};
+
+export type DeleteChunkGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteChunkGroupError = DeleteChunkGroupErrors[keyof DeleteChunkGroupErrors];
+
+export type DeleteChunkGroupResponses = {
+    /**
+     * The group is gone.
+     */
+    204: void;
+};
+
+export type DeleteChunkGroupResponse = DeleteChunkGroupResponses[keyof DeleteChunkGroupResponses];
+
+export type GetChunkGroupData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The id of the group.
+         */
+        group_id: string;
+    };
+    query?: never;
+    url: '/api/chunk_group/{group_id}';
+};
+
+export type GetChunkGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetChunkGroupError = GetChunkGroupErrors[keyof GetChunkGroupErrors];
+
+export type GetChunkGroupResponses = {
+    /**
+     * The group.
+     */
+    200: ChunkGroupAndFileId;
+};
+
+export type GetChunkGroupResponse = GetChunkGroupResponses[keyof GetChunkGroupResponses];
+
+export type GetChunksInGroupData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path: {
+        /**
+         * The id of the group.
+         */
+        group_id: string;
+        /**
+         * The page to return, counting from 1.
+         */
+        page: number;
+    };
+    query?: never;
+    url: '/api/chunk_group/{group_id}/{page}';
+};
+
+export type GetChunksInGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetChunksInGroupError = GetChunksInGroupErrors[keyof GetChunksInGroupErrors];
+
+export type GetChunksInGroupResponses = {
+    /**
+     * The group, a page of its chunks and the number of pages.
+     */
+    200: GetChunksInGroupResponse;
+};
+
+export type GetChunksInGroupResponse2 = GetChunksInGroupResponses[keyof GetChunksInGroupResponses];
+
+export type RemoveChunkFromGroupData = {
+    body?: RemoveChunkFromGroupReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The id of the group.
+         */
+        group_id: string;
+    };
+    query?: {
+        /**
+         * The chunk to take out of the group, instead of naming it in the body.
+         */
+        chunk_id?: string | null;
+    };
+    url: '/api/chunk_group/chunk/{group_id}';
+};
+
+export type RemoveChunkFromGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type RemoveChunkFromGroupError = RemoveChunkFromGroupErrors[keyof RemoveChunkFromGroupErrors];
+
+export type RemoveChunkFromGroupResponses = {
+    /**
+     * The chunk is no longer in the group.
+     */
+    204: void;
+};
+
+export type RemoveChunkFromGroupResponse = RemoveChunkFromGroupResponses[keyof RemoveChunkFromGroupResponses];
 
 export type AddChunkToGroupData = {
     body: AddChunkToGroupReqPayload;
@@ -1599,6 +2297,209 @@ export type AddChunkToGroupResponses = {
 
 export type AddChunkToGroupResponse = AddChunkToGroupResponses[keyof AddChunkToGroupResponses];
 
+export type GetGroupsForChunksData = {
+    body: GetGroupsForChunksReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/chunks';
+};
+
+export type GetGroupsForChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetGroupsForChunksError = GetGroupsForChunksErrors[keyof GetGroupsForChunksErrors];
+
+export type GetGroupsForChunksResponses = {
+    /**
+     * Each chunk with the groups that hold it.
+     */
+    200: Array<GroupsForChunk>;
+};
+
+export type GetGroupsForChunksResponse = GetGroupsForChunksResponses[keyof GetGroupsForChunksResponses];
+
+export type CountGroupChunksData = {
+    body: GetChunkGroupCountRequest;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/count';
+};
+
+export type CountGroupChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type CountGroupChunksError = CountGroupChunksErrors[keyof CountGroupChunksErrors];
+
+export type CountGroupChunksResponses = {
+    /**
+     * The group's id and how many chunks it holds.
+     */
+    200: GetChunkGroupCountResponse;
+};
+
+export type CountGroupChunksResponse = CountGroupChunksResponses[keyof CountGroupChunksResponses];
+
+export type GetChunksInGroupByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path: {
+        /**
+         * The tracking id of the group.
+         */
+        group_tracking_id: string;
+        /**
+         * The page to return, counting from 1.
+         */
+        page: number;
+    };
+    query?: never;
+    url: '/api/chunk_group/tracking_id/{group_tracking_id}/{page}';
+};
+
+export type GetChunksInGroupByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetChunksInGroupByTrackingIdError = GetChunksInGroupByTrackingIdErrors[keyof GetChunksInGroupByTrackingIdErrors];
+
+export type GetChunksInGroupByTrackingIdResponses = {
+    /**
+     * The group, a page of its chunks and the number of pages.
+     */
+    200: GetChunksInGroupResponse;
+};
+
+export type GetChunksInGroupByTrackingIdResponse = GetChunksInGroupByTrackingIdResponses[keyof GetChunksInGroupByTrackingIdResponses];
+
+export type DeleteGroupByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The tracking id of the group to delete.
+         */
+        tracking_id: string;
+    };
+    query?: {
+        /**
+         * Delete the chunks in the group too (with their vectors and lexical index entries), even those that other groups also hold. Without it only the group and its bookmarks are deleted.
+         */
+        delete_chunks?: boolean;
+    };
+    url: '/api/chunk_group/tracking_id/{tracking_id}';
+};
+
+export type DeleteGroupByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteGroupByTrackingIdError = DeleteGroupByTrackingIdErrors[keyof DeleteGroupByTrackingIdErrors];
+
+export type DeleteGroupByTrackingIdResponses = {
+    /**
+     * The group is gone.
+     */
+    204: void;
+};
+
+export type DeleteGroupByTrackingIdResponse = DeleteGroupByTrackingIdResponses[keyof DeleteGroupByTrackingIdResponses];
+
 export type GetGroupByTrackingIdData = {
     body?: never;
     headers: {
@@ -1646,6 +2547,483 @@ export type GetGroupByTrackingIdResponses = {
 };
 
 export type GetGroupByTrackingIdResponse = GetGroupByTrackingIdResponses[keyof GetGroupByTrackingIdResponses];
+
+export type AddChunkToGroupByTrackingIdData = {
+    body: AddChunkToGroupReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The tracking id of the group that receives the chunk.
+         */
+        tracking_id: string;
+    };
+    query?: never;
+    url: '/api/chunk_group/tracking_id/{tracking_id}';
+};
+
+export type AddChunkToGroupByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type AddChunkToGroupByTrackingIdError = AddChunkToGroupByTrackingIdErrors[keyof AddChunkToGroupByTrackingIdErrors];
+
+export type AddChunkToGroupByTrackingIdResponses = {
+    /**
+     * The chunk is in the group.
+     */
+    204: void;
+};
+
+export type AddChunkToGroupByTrackingIdResponse = AddChunkToGroupByTrackingIdResponses[keyof AddChunkToGroupByTrackingIdResponses];
+
+export type DeleteChunkData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The chunk to delete.
+         */
+        chunk_id: string;
+    };
+    query?: never;
+    url: '/api/chunk/{chunk_id}';
+};
+
+export type DeleteChunkErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteChunkError = DeleteChunkErrors[keyof DeleteChunkErrors];
+
+export type DeleteChunkResponses = {
+    /**
+     * Done.
+     */
+    204: void;
+};
+
+export type DeleteChunkResponse = DeleteChunkResponses[keyof DeleteChunkResponses];
+
+export type GetChunkByIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path: {
+        /**
+         * The chunk to fetch.
+         */
+        chunk_id: string;
+    };
+    query?: never;
+    url: '/api/chunk/{chunk_id}';
+};
+
+export type GetChunkByIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetChunkByIdError = GetChunkByIdErrors[keyof GetChunkByIdErrors];
+
+export type GetChunkByIdResponses = {
+    /**
+     * The chunk.
+     */
+    200: ChunkReturnTypes;
+};
+
+export type GetChunkByIdResponse = GetChunkByIdResponses[keyof GetChunkByIdResponses];
+
+export type SplitHtmlContentData = {
+    body: ChunkHtmlContentReqPayload;
+    path?: never;
+    query?: never;
+    url: '/api/chunk/split';
+};
+
+export type SplitHtmlContentErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type SplitHtmlContentError = SplitHtmlContentErrors[keyof SplitHtmlContentErrors];
+
+export type SplitHtmlContentResponses = {
+    /**
+     * The pieces, in document order.
+     */
+    200: SplitHtmlResponse;
+};
+
+export type SplitHtmlContentResponse = SplitHtmlContentResponses[keyof SplitHtmlContentResponses];
+
+export type DeleteChunkByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The tracking id the chunk was given.
+         */
+        tracking_id: string;
+    };
+    query?: never;
+    url: '/api/chunk/tracking_id/{tracking_id}';
+};
+
+export type DeleteChunkByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteChunkByTrackingIdError = DeleteChunkByTrackingIdErrors[keyof DeleteChunkByTrackingIdErrors];
+
+export type DeleteChunkByTrackingIdResponses = {
+    /**
+     * Done.
+     */
+    204: void;
+};
+
+export type DeleteChunkByTrackingIdResponse = DeleteChunkByTrackingIdResponses[keyof DeleteChunkByTrackingIdResponses];
+
+export type GetChunkByTrackingIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path: {
+        /**
+         * The tracking id the chunk was given.
+         */
+        tracking_id: string;
+    };
+    query?: never;
+    url: '/api/chunk/tracking_id/{tracking_id}';
+};
+
+export type GetChunkByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetChunkByTrackingIdError = GetChunkByTrackingIdErrors[keyof GetChunkByTrackingIdErrors];
+
+export type GetChunkByTrackingIdResponses = {
+    /**
+     * The chunk.
+     */
+    200: ChunkReturnTypes;
+};
+
+export type GetChunkByTrackingIdResponse = GetChunkByTrackingIdResponses[keyof GetChunkByTrackingIdResponses];
+
+export type UpdateChunkByTrackingIdData = {
+    body: UpdateChunkByTrackingIdReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/tracking_id/update';
+};
+
+export type UpdateChunkByTrackingIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type UpdateChunkByTrackingIdError = UpdateChunkByTrackingIdErrors[keyof UpdateChunkByTrackingIdErrors];
+
+export type UpdateChunkByTrackingIdResponses = {
+    /**
+     * Done.
+     */
+    204: void;
+};
+
+export type UpdateChunkByTrackingIdResponse = UpdateChunkByTrackingIdResponses[keyof UpdateChunkByTrackingIdResponses];
+
+export type GetChunksByIdsData = {
+    body: GetChunksData;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunks';
+};
+
+export type GetChunksByIdsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetChunksByIdsError = GetChunksByIdsErrors[keyof GetChunksByIdsErrors];
+
+export type GetChunksByIdsResponses = {
+    /**
+     * The chunks found.
+     */
+    200: Array<ChunkReturnTypes>;
+};
+
+export type GetChunksByIdsResponse = GetChunksByIdsResponses[keyof GetChunksByIdsResponses];
+
+export type ScrollDatasetChunksData = {
+    body: ScrollChunksReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunks/scroll';
+};
+
+export type ScrollDatasetChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type ScrollDatasetChunksError = ScrollDatasetChunksErrors[keyof ScrollDatasetChunksErrors];
+
+export type ScrollDatasetChunksResponses = {
+    /**
+     * A page of chunks.
+     */
+    200: ScrollChunksResponseBody;
+};
+
+export type ScrollDatasetChunksResponse = ScrollDatasetChunksResponses[keyof ScrollDatasetChunksResponses];
+
+export type GetChunksByTrackingIdsData = {
+    body: GetTrackingChunksData;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunks/tracking';
+};
+
+export type GetChunksByTrackingIdsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetChunksByTrackingIdsError = GetChunksByTrackingIdsErrors[keyof GetChunksByTrackingIdsErrors];
+
+export type GetChunksByTrackingIdsResponses = {
+    /**
+     * The chunks found.
+     */
+    200: Array<ChunkReturnTypes>;
+};
+
+export type GetChunksByTrackingIdsResponse = GetChunksByTrackingIdsResponses[keyof GetChunksByTrackingIdsResponses];
 
 export type GetCrawlRequestsForDatasetData = {
     body?: never;
@@ -2179,6 +3557,67 @@ export type GetDatasetQueueLengthsResponses = {
 };
 
 export type GetDatasetQueueLengthsResponse = GetDatasetQueueLengthsResponses[keyof GetDatasetQueueLengthsResponses];
+
+export type GetGroupsForDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset whose groups to list; the same as the one `SVC-Dataset` names.
+         */
+        dataset_id: string;
+        /**
+         * The page to return, counting from 1.
+         */
+        page: number;
+    };
+    query?: {
+        /**
+         * Page by `cursor` instead of by page number.
+         */
+        use_cursor?: boolean | null;
+        /**
+         * With `use_cursor`, the id of the first group of the page (the `next_cursor` of the previous page).
+         */
+        cursor?: string | null;
+    };
+    url: '/api/dataset/groups/{dataset_id}/{page}';
+};
+
+export type GetGroupsForDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetGroupsForDatasetError = GetGroupsForDatasetErrors[keyof GetGroupsForDatasetErrors];
+
+export type GetGroupsForDatasetResponses = {
+    /**
+     * A page of groups and the number of pages.
+     */
+    200: GroupData;
+};
+
+export type GetGroupsForDatasetResponse = GetGroupsForDatasetResponses[keyof GetGroupsForDatasetResponses];
 
 export type GetDatasetsFromOrganizationData = {
     body?: never;

@@ -47,6 +47,14 @@ function resolve(doc: Doc, node: Doc): Doc {
   return node.$ref.replace(/^#\//, '').split('/').reduce((at: any, part: string) => at[part], doc);
 }
 
+/** hey-api names each operation's request type `<Stem>Data`: a schema of that name breaks the handler types. */
+export function assertNoTypeNameClashes(doc: Doc): void {
+  const suffixes = ['Data'];
+  const generated = new Set(listOperations(doc).flatMap((op) => suffixes.map((s) => typeStem(op.operationId) + s)));
+  const clashes = Object.keys(doc.components.schemas ?? {}).filter((name) => generated.has(name));
+  if (clashes.length) throw new Error(`schema names clash with generated operation types: ${clashes.join(', ')} (rename them, e.g. ...ReqPayload)`);
+}
+
 export function renderHandlers(doc: Doc): string {
   const ops = listOperations(doc);
   const out: string[] = [

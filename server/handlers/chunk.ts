@@ -1,7 +1,76 @@
-import type { CreateChunkHandler } from '../../generated/handlers.js';
-import { notImplemented } from '../errors.js';
+import type * as H from '../../generated/handlers.js';
+import { createChunks } from '../domain/chunks/create.js';
+import { deleteChunks, deleteChunksMatching } from '../domain/chunks/delete.js';
+import { getChunk, getChunks, scrollChunks } from '../domain/chunks/read.js';
+import { chunkRecord, versionedChunkRecord, type ApiVersion } from '../domain/chunks/records.js';
+import { splitHtml } from '../domain/chunks/split.js';
+import { updateChunk } from '../domain/chunks/update.js';
+import { notFound } from '../errors.js';
 
-// Chunk creation with embedding and indexing arrives with the chunk feature.
-export const create_chunk: CreateChunkHandler = async () => {
-  throw notImplemented('POST /api/chunk');
+const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion => headers?.['X-API-Version'] ?? 'V1';
+
+export const create_chunk: H.CreateChunkHandler = async ({ body, dataset, services }) => {
+  const batch = Array.isArray(body);
+  const rows = await createChunks(services, dataset, batch ? body : [body], batch);
+  return { status: 200, body: batch ? { chunk_metadata: rows.map(chunkRecord) } : { chunk_metadata: chunkRecord(rows[0]) } };
 };
+
+export const update_chunk: H.UpdateChunkHandler = async ({ body, dataset, services }) => {
+  const { chunk_id, tracking_id, ...changes } = body;
+  await updateChunk(services, dataset, { chunk_id, tracking_id }, changes);
+  return { status: 204, body: undefined };
+};
+
+export const update_chunk_by_tracking_id: H.UpdateChunkByTrackingIdHandler = async ({ body, dataset, services }) => {
+  const { tracking_id, ...changes } = body;
+  await updateChunk(services, dataset, { tracking_id }, changes);
+  return { status: 204, body: undefined };
+};
+
+export const get_chunk_by_id: H.GetChunkByIdHandler = async ({ path, headers, dataset, services }) => ({
+  status: 200,
+  body: versionedChunkRecord(await getChunk(services.store.db, dataset.id, { id: path.chunk_id }), versionOf(headers)),
+});
+
+export const get_chunk_by_tracking_id: H.GetChunkByTrackingIdHandler = async ({ path, headers, dataset, services }) => ({
+  status: 200,
+  body: versionedChunkRecord(await getChunk(services.store.db, dataset.id, { tracking_id: path.tracking_id }), versionOf(headers)),
+});
+
+export const get_chunks_by_ids: H.GetChunksByIdsHandler = async ({ body, headers, dataset, services }) => {
+  const rows = await getChunks(services.store.db, dataset.id, 'id', body.ids);
+  if (rows.length === 0) throw notFound('none of the ids names a chunk of this dataset');
+  return { status: 200, body: rows.map((row) => versionedChunkRecord(row, versionOf(headers))) };
+};
+
+export const get_chunks_by_tracking_ids: H.GetChunksByTrackingIdsHandler = async ({ body, headers, dataset, services }) => ({
+  status: 200,
+  body: (await getChunks(services.store.db, dataset.id, 'tracking_id', body.tracking_ids)).map((row) => versionedChunkRecord(row, versionOf(headers))),
+});
+
+export const scroll_dataset_chunks: H.ScrollDatasetChunksHandler = async ({ body, dataset, services }) => ({
+  status: 200,
+  body: { chunks: (await scrollChunks(services.store.db, dataset.id, body)).map(chunkRecord) },
+});
+
+export const delete_chunk: H.DeleteChunkHandler = async ({ path, dataset, services }) => {
+  await getChunk(services.store.db, dataset.id, { id: path.chunk_id });
+  await deleteChunks(services, dataset.id, [path.chunk_id]);
+  return { status: 204, body: undefined };
+};
+
+export const delete_chunk_by_tracking_id: H.DeleteChunkByTrackingIdHandler = async ({ path, dataset, services }) => {
+  const row = await getChunk(services.store.db, dataset.id, { tracking_id: path.tracking_id });
+  await deleteChunks(services, dataset.id, [row.id]);
+  return { status: 204, body: undefined };
+};
+
+export const bulk_delete_chunk: H.BulkDeleteChunkHandler = async ({ body, dataset, services }) => {
+  await deleteChunksMatching(services, dataset.id, body.filter);
+  return { status: 204, body: undefined };
+};
+
+export const split_html_content: H.SplitHtmlContentHandler = async ({ body }) => ({
+  status: 200,
+  body: { chunks: splitHtml(body.chunk_html, body.heading_remove_strings ?? [], body.body_remove_strings ?? []) },
+});

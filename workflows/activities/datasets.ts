@@ -4,6 +4,11 @@ import type { Knex } from 'knex';
 import type { LexicalIndex } from '../../server/engines/lexical/types.js';
 import { emitEvent, type EventType } from '../../server/domain/events.js';
 import type { Store } from '../../server/store/db.js';
+import { dropVectorIndex, ensureVectorIndex } from '../../server/store/vectors.js';
+import { lexicalText } from '../../server/domain/chunks/content.js';
+import type { StoredChunk } from '../../server/domain/chunks/write.js';
+import { datasetConfig } from '../../server/domain/datasetConfig.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
 
 /** Where a keyset-paged batch ended: the last id it handled, or null when there was nothing left. */
 export interface BatchResult {
@@ -47,6 +52,7 @@ export function datasetActivities({ store, lexical }: { store: Store; lexical: L
         await trx('events').where('dataset_id', datasetId).del();
         await trx('datasets').where('id', datasetId).del();
       });
+      await dropVectorIndex(db, datasetId);
     },
 
     /** Records an event of the dataset, with the dataset's organization; nothing when the dataset row is gone. */
@@ -77,7 +83,9 @@ export function datasetActivities({ store, lexical }: { store: Store; lexical: L
      * repeated batch inserts nothing twice. Copies nothing once the target is no longer live.
      */
     async copyDatasetChunks(batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number }): Promise<BatchResult> {
-      return copyRows(db, 'chunks', batch, ['id', 'dataset_id'], []);
+      const result = await copyRows(db, 'chunks', batch, ['id', 'dataset_id'], []);
+      if (result.count > 0) await copyVectors(db, batch, result.lastId!);
+      return result;
     },
 
     /** Copies the next `batchSize` chunk groups like copyDatasetChunks; the copies are tied to no file. */
@@ -120,11 +128,11 @@ export function datasetActivities({ store, lexical }: { store: Store; lexical: L
     /** Puts the next `batchSize` chunks of the dataset (after `afterId`, in id order) into the lexical index. */
     async indexDatasetChunks({ datasetId, afterId, batchSize }: { datasetId: string; afterId: string | null; batchSize: number }): Promise<BatchResult> {
       if (!(await isLive(db, datasetId))) return { count: 0, lastId: null };
-      const page = db('chunks').where('dataset_id', datasetId).orderBy('id').limit(batchSize).select('id', 'chunk_html');
+      const page = db<StoredChunk>('chunks').where('dataset_id', datasetId).orderBy('id').limit(batchSize);
       if (afterId) page.where('id', '>', afterId);
-      const rows: { id: string; chunk_html: string | null }[] = await page;
+      const rows: StoredChunk[] = await page;
       if (rows.length === 0) return { count: 0, lastId: null };
-      await lexical.upsert(rows.map((r) => ({ id: r.id, datasetId, text: htmlToText(r.chunk_html ?? '') })));
+      await lexical.upsert(rows.map((r) => ({ id: r.id, datasetId, text: lexicalText(r) })));
       return { count: rows.length, lastId: rows[rows.length - 1].id };
     },
   };
@@ -140,6 +148,22 @@ function derivedId(targetParam: string, sourceColumn: string): string {
 
 async function isLive(db: Knex, datasetId: string): Promise<boolean> {
   return Boolean(await db('datasets').where({ id: datasetId, deleted: 0 }).first('id'));
+}
+
+/** Copies the vectors of the source chunks of a copied batch (ids after `afterId` up to `lastId`) to their copies. */
+async function copyVectors(db: Knex, batch: { sourceId: string; targetId: string; afterId: string | null }, lastId: string): Promise<void> {
+  const target = await db<DatasetRow>('datasets').where({ id: batch.targetId }).first();
+  if (!target) return;
+  const config = datasetConfig(target);
+  await ensureVectorIndex(db, batch.targetId, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  await db.raw(
+    `insert into chunk_vectors (chunk_id, dataset_id, embedding)
+     select ${derivedId('?', 'v.chunk_id')}, ?::uuid, v.embedding from chunk_vectors v
+     where v.dataset_id = ? and v.chunk_id > coalesce(?::uuid, '00000000-0000-0000-0000-000000000000') and v.chunk_id <= ?::uuid
+       and exists (select 1 from chunks c where c.id = ${derivedId('?', 'v.chunk_id')})
+     on conflict (chunk_id) do nothing`,
+    [batch.targetId, batch.targetId, batch.sourceId, batch.afterId, lastId, batch.targetId],
+  );
 }
 
 async function copyRows(
@@ -168,19 +192,3 @@ async function copyRows(
   return { count: ids.length, lastId: ids[ids.length - 1] };
 }
 
-/** The text of an HTML fragment: tags dropped, common entities decoded, whitespace collapsed. */
-export function htmlToText(html: string): string {
-  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-  return html
-    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-      }
-      return entities[name.toLowerCase()] ?? whole;
-    })
-    .replace(/\s+/g, ' ')
-    .trim();
-}

@@ -5,6 +5,7 @@ import * as m002 from './002_jobs.js';
 import * as m003 from './003_lexical.js';
 import * as m004 from './004_users.js';
 import * as m005 from './005_datasets.js';
+import * as m006 from './006_chunks.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '003_lexical': m003,
   '004_users': m004,
   '005_datasets': m005,
+  '006_chunks': m006,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

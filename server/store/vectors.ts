@@ -1,0 +1,59 @@
+// Dense vectors in pgvector. One table for every dataset, and one partial HNSW index per dataset over
+// its rows, cast to the dataset's dimension and built for its distance metric, so each dataset's
+// nearest-neighbour search walks a graph of its own vectors only.
+import type { Knex } from 'knex';
+
+export type DistanceMetric = 'cosine' | 'euclidean' | 'dot' | 'manhattan';
+
+const operatorClasses: Record<DistanceMetric, string> = {
+  cosine: 'vector_cosine_ops',
+  euclidean: 'vector_l2_ops',
+  dot: 'vector_ip_ops',
+  manhattan: 'vector_l1_ops',
+};
+
+/** pgvector's distance operator of each metric (smaller is closer; `<#>` is the negated inner product). */
+export const distanceOperators: Record<DistanceMetric, string> = { cosine: '<=>', euclidean: '<->', dot: '<#>', manhattan: '<+>' };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ensured = new Set<string>();
+
+export function vectorIndexName(datasetId: string): string {
+  return `chunk_vectors_hnsw_${datasetId.replace(/-/g, '')}`;
+}
+
+/**
+ * Creates the dataset's index if it is missing. The dataset id is written into the predicate (a
+ * partial index is only used when the query's literal matches it); it is a validated uuid.
+ */
+export async function ensureVectorIndex(db: Knex, datasetId: string, dimension: number, metric: DistanceMetric): Promise<void> {
+  const key = `${datasetId}:${dimension}:${metric}`;
+  if (ensured.has(key)) return;
+  if (!UUID.test(datasetId) || !Number.isInteger(dimension)) throw new Error(`bad vector index parameters ${datasetId} ${dimension}`);
+  await db.raw(
+    `create index if not exists ${vectorIndexName(datasetId)} on chunk_vectors
+       using hnsw ((embedding::vector(${dimension})) ${operatorClasses[metric]}) where dataset_id = '${datasetId}'`,
+  );
+  ensured.add(key);
+}
+
+export async function dropVectorIndex(db: Knex, datasetId: string): Promise<void> {
+  if (!UUID.test(datasetId)) return;
+  await db.raw(`drop index if exists ${vectorIndexName(datasetId)}`);
+  for (const key of ensured) if (key.startsWith(datasetId)) ensured.delete(key);
+}
+
+/** Inserts or replaces the vectors of chunks, in one statement. */
+export async function writeVectors(db: Knex, datasetId: string, vectors: { chunkId: string; vector: number[] }[]): Promise<void> {
+  if (vectors.length === 0) return;
+  await db.raw(
+    `insert into chunk_vectors (chunk_id, dataset_id, embedding)
+       select id, ?::uuid, embedding::vector from unnest(?::uuid[], ?::text[]) as v(id, embedding)
+     on conflict (chunk_id) do update set embedding = excluded.embedding`,
+    [datasetId, vectors.map((v) => v.chunkId), vectors.map((v) => vectorLiteral(v.vector))],
+  );
+}
+
+export function vectorLiteral(vector: number[]): string {
+  return `[${vector.join(',')}]`;
+}
