@@ -37,9 +37,15 @@ export async function planOf(db: Knex, organizationId: string): Promise<PlanRow>
 /**
  * Checks that the organization's usage plus `additions` stays within its plan. Call it inside the
  * transaction that writes the additions: it locks the organization's subscription row, so two
- * concurrent requests cannot both take the last unit.
+ * concurrent requests cannot both take the last unit. With `written`, the additions are already in
+ * the transaction's own rows: call it last, just before commit, so the lock is held only briefly.
  */
-export async function reservePlanCapacity(trx: Knex.Transaction, organizationId: string, additions: Additions): Promise<void> {
+export async function reservePlanCapacity(
+  trx: Knex.Transaction,
+  organizationId: string,
+  additions: Additions,
+  options: { written?: boolean } = {},
+): Promise<void> {
   await trx('subscriptions').where({ organization_id: organizationId }).forUpdate().first('id');
   const plan = await planOf(trx, organizationId);
   const checks: [keyof Additions, string, number, () => Promise<number>][] = [
@@ -52,7 +58,7 @@ export async function reservePlanCapacity(trx: Knex.Transaction, organizationId:
   for (const [key, noun, limit, used] of checks) {
     const adding = additions[key] ?? 0;
     if (adding <= 0) continue;
-    const current = await used();
+    const current = (await used()) - (options.written ? adding : 0);
     if (current + adding > limit) {
       throw planLimitReached(`the ${plan.name} plan allows ${limit} ${noun}; the organization has ${current} and this request adds ${adding}`);
     }

@@ -23,17 +23,24 @@ export function vectorIndexName(datasetId: string): string {
 }
 
 /**
- * Creates the dataset's index if it is missing. The dataset id is written into the predicate (a
- * partial index is only used when the query's literal matches it); it is a validated uuid.
+ * Creates the dataset's index if it is missing; call it outside a transaction, so the index is
+ * committed at once. The dataset id is written into the predicate (a partial index is only used when
+ * the query's literal matches it); it is a validated uuid.
  */
 export async function ensureVectorIndex(db: Knex, datasetId: string, dimension: number, metric: DistanceMetric): Promise<void> {
   const key = `${datasetId}:${dimension}:${metric}`;
   if (ensured.has(key)) return;
   if (!UUID.test(datasetId) || !Number.isInteger(dimension)) throw new Error(`bad vector index parameters ${datasetId} ${dimension}`);
-  await db.raw(
-    `create index if not exists ${vectorIndexName(datasetId)} on chunk_vectors
-       using hnsw ((embedding::vector(${dimension})) ${operatorClasses[metric]}) where dataset_id = '${datasetId}'`,
-  );
+  try {
+    await db.raw(
+      `create index if not exists ${vectorIndexName(datasetId)} on chunk_vectors
+         using hnsw ((embedding::vector(${dimension})) ${operatorClasses[metric]}) where dataset_id = '${datasetId}'`,
+    );
+  } catch (error) {
+    // Two first writes at once: both saw no index, one created it; the other's catalog insert collides.
+    const code = (error as { code?: string }).code;
+    if (code !== '23505' && code !== '42P07') throw error;
+  }
   ensured.add(key);
 }
 
@@ -54,6 +61,7 @@ export async function writeVectors(db: Knex, datasetId: string, vectors: { chunk
   );
 }
 
+/** pgvector stores float4: eight significant digits say all of it, in half the text of a double. */
 export function vectorLiteral(vector: number[]): string {
-  return `[${vector.join(',')}]`;
+  return `[${vector.map((v) => +v.toPrecision(8)).join(',')}]`;
 }

@@ -109,6 +109,15 @@ describe('create', () => {
     expect(await lexicalIds(id, 'h1')).toEqual([]);
   });
 
+  it('takes concurrent first writes to a new dataset', async () => {
+    const { id, headers } = await newDataset();
+    const replies = await Promise.all(
+      [0, 1, 2].map((n) => createChunk({ client: service.client(), headers, body: Array.from({ length: 20 }, (_, i) => ({ chunk_html: `writer ${n} chunk ${i}` })) })),
+    );
+    expect(replies.map((r) => r.response.status)).toEqual([200, 200, 200]);
+    expect(await countRows('chunk_vectors', id)).toBe(60);
+  });
+
   it('answers a batch as a list, in order, and takes up to 120 chunks', async () => {
     const { id, headers } = await newDataset();
     const batch = Array.from({ length: 120 }, (_, i) => ({ chunk_html: `item number ${i}`, tracking_id: `item-${i}` }));

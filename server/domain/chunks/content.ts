@@ -1,6 +1,6 @@
 // What a chunk's vector and index entry are made of: the inner text of its HTML (or the HTML itself,
 // or the explicit semantic / full-text content), with the full-text boost applied.
-import { convert } from 'html-to-text';
+import { compile } from 'html-to-text';
 
 export interface ContentFields {
   chunk_html: string | null;
@@ -10,17 +10,18 @@ export interface ContentFields {
   fulltext_boost: { phrase: string; boost_factor: number } | null;
 }
 
-const htmlOptions = {
-  wordwrap: false as const,
+// Compiled once: building html-to-text's options costs ten times the conversion of a short chunk.
+const toText = compile({
+  wordwrap: false,
   selectors: [
     { selector: 'a', options: { ignoreHref: true } },
     { selector: 'img', format: 'skip' },
   ],
-};
+});
 
 /** The text a reader sees in the HTML; plain text passes through untouched. */
 export function innerText(html: string): string {
-  return /<[a-z!/]|&[#a-z0-9]+;/i.test(html) ? convert(html, htmlOptions).trim() : html.trim();
+  return /<[a-z!/]|&[#a-z0-9]+;/i.test(html) ? toText(html).trim() : html.trim();
 }
 
 function bodyText(content: ContentFields): string {

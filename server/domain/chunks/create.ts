@@ -48,14 +48,13 @@ export async function createChunks(services: Services, dataset: DatasetRow, payl
   });
   const writes = plans.filter((p) => p.action !== 'keep');
   const derived = await derive(services, dataset, writes.map((p) => p.chunk));
-  await indexChunks(services, derived);
+  await indexChunks(services, dataset, derived);
 
   const inserts = plans.filter((p) => p.action === 'insert');
   const updates = plans.filter((p) => p.action === 'update');
   let raced: string[] = [];
   try {
     raced = await db.transaction(async (trx) => {
-      await reservePlanCapacity(trx, dataset.organization_id, { chunks: inserts.length });
       const inserted: string[] = inserts.length
         ? (await trx('chunks').insert(inserts.map((p) => dbColumns(p.chunk))).onConflict(['dataset_id', 'tracking_id']).ignore().returning('id')).map(
             (r: { id: string }) => r.id,
@@ -74,6 +73,7 @@ export async function createChunks(services: Services, dataset: DatasetRow, payl
         memberships.push({ chunkId: plan.chunk.id, groupIds });
       }
       await bookmark(trx, memberships);
+      await reservePlanCapacity(trx, dataset.organization_id, { chunks: inserted.length }, { written: true });
       // A chunk with the same tracking id committed by a concurrent request won: keep that one.
       return inserts.map((p) => p.chunk.id).filter((id) => !stored.has(id));
     });

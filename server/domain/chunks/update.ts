@@ -28,7 +28,7 @@ export async function updateChunk(
   const next: ChunkColumns = { ...columnsOf(current), ...given(changes) };
   const contentChanged = CONTENT_FIELDS.some((field) => changes[field] !== undefined);
   const derived = contentChanged ? await derive(services, dataset, [next]) : [];
-  await indexChunks(services, derived);
+  await indexChunks(services, dataset, derived);
   try {
     await db.transaction(async (trx) => {
       await trx('chunks').where({ id: current.id }).update({ ...dbColumns(next), updated_at: trx.fn.now() });

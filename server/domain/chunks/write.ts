@@ -61,8 +61,9 @@ export async function derive(services: Services, dataset: DatasetRow, chunks: Ch
 }
 
 /** Writes the index entries first: if the index fails, nothing reaches the database. */
-export async function indexChunks(services: Services, derived: Derived[]): Promise<void> {
+export async function indexChunks(services: Services, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
+  await prepareVectorIndex(services, dataset);
   try {
     await services.lexical.upsert(derived.map(({ chunk }) => ({ id: chunk.id, datasetId: chunk.dataset_id, text: lexicalText(chunk) })));
   } catch (error) {
@@ -84,10 +85,14 @@ export async function restoreIndex(services: Services, datasetId: string, newIds
   }
 }
 
+/** Makes sure the dataset's vector index exists; before the write's transaction, not inside it. */
+export async function prepareVectorIndex(services: Services, dataset: DatasetRow): Promise<void> {
+  const config = datasetConfig(dataset);
+  await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+}
+
 export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
-  const config = datasetConfig(dataset);
-  await ensureVectorIndex(trx, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
   await writeVectors(trx, dataset.id, derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })));
 }
 

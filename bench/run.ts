@@ -1,0 +1,135 @@
+// `npm run bench`: runs benchmark suites on the embedded and/or the full engines, prints a table per
+// suite and mode, and writes bench/results/<suite>-<mode>.json. See bench/README.md.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
+import { MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
+import { writeResult } from './report.js';
+
+const USAGE = `usage: npm run bench -- [options]
+
+  --suite <names>        suites to run, comma-separated (default: all): ingest
+  --mode <names>         engines, comma-separated (default: embedded,full)
+                           embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
+                           full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
+  --chunks <n>           corpus size (default 10000)
+  --seed <n>             corpus seed (default 42)
+
+  ingest:
+  --batch <n>            chunks per API request, at most 120 (default 120)
+  --raw-batch <n>        rows per bulk statement / import on the raw path (default 1000)
+  --concurrency <list>   concurrent API requests, one run each (default 1,2)
+  --warmup <n>           chunks written before measuring, not counted (default 480)
+  --profile              timers around the service's seams: adds a per-request breakdown
+                           (the timers cost a little: compare figures from runs without it)
+  --cpu-profile          a V8 CPU profile of each measured phase, in bench/results/prof/
+                           (summarise: npx tsx bench/profile.ts bench/results/prof/<file>)
+  -h, --help`;
+
+interface Suite {
+  run(modeEnv: ModeEnvironment, log: (line: string) => void): Promise<{ json: Record<string, unknown>; text: string }>;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      suite: { type: 'string', default: 'ingest' },
+      mode: { type: 'string', default: MODES.join(',') },
+      chunks: { type: 'string', default: '10000' },
+      seed: { type: 'string', default: '42' },
+      batch: { type: 'string', default: '120' },
+      'raw-batch': { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: '1,2' },
+      warmup: { type: 'string', default: '480' },
+      profile: { type: 'boolean', default: false },
+      'cpu-profile': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const int = (name: string, text: string, min = 0) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected an integer ≥ ${min}, got ${text}`);
+    return n;
+  };
+  const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+
+  const ingest: IngestOptions = {
+    chunks: int('chunks', values.chunks, 1),
+    seed: int('seed', values.seed),
+    batch: int('batch', values.batch, 1),
+    rawBatch: int('raw-batch', values['raw-batch'], 1),
+    concurrency: [...new Set(list(values.concurrency).map((c) => int('concurrency', c, 1)))],
+    warmup: int('warmup', values.warmup),
+    profile: values.profile,
+    cpuProfile: values['cpu-profile'],
+  };
+  const suites: Record<string, Suite> = {
+    ingest: {
+      run: async (modeEnv, log) => {
+        const result = await runIngest(modeEnv, ingest, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatIngest(modeEnv.mode, result) };
+      },
+    },
+  };
+
+  const suiteNames = values.suite === 'all' ? Object.keys(suites) : list(values.suite);
+  for (const s of suiteNames) if (!suites[s]) throw new UsageError(`--suite: unknown suite ${s} (known: ${Object.keys(suites).join(', ')})`);
+  const modes = list(values.mode) as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new UsageError(`--mode: unknown mode ${m} (known: ${MODES.join(', ')})`);
+
+  if (modes.length > 1) {
+    // One process per mode, so that memory figures (and heap state) of one mode never carry into the other.
+    let code = 0;
+    for (const mode of modes) {
+      const args = process.argv.slice(2).filter((a, i, all) => a !== '--mode' && all[i - 1] !== '--mode' && !a.startsWith('--mode='));
+      const child = spawn(process.execPath, [...process.execArgv, process.argv[1], ...args, '--mode', mode], { stdio: 'inherit' });
+      const [status] = (await once(child, 'exit')) as [number | null];
+      if (status !== 0) code = status ?? 1;
+    }
+    return code;
+  }
+
+  let failed = false;
+  for (const mode of modes) {
+    const log = (line: string) => console.error(`[${mode}] ${line}`);
+    const modeEnv = await openMode(mode, log);
+    if (modeEnv.enginesStartSeconds !== null) log(`engines ready in ${modeEnv.enginesStartSeconds.toFixed(1)} s`);
+    try {
+      for (const name of suiteNames) {
+        const t0 = performance.now();
+        try {
+          const { json, text } = await suites[name].run(modeEnv, (line) => log(`${name}: ${line}`));
+          // Instrumented runs go to a file of their own: their figures are not the reported ones.
+          const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, { ...json, duration_s: Math.round((performance.now() - t0) / 100) / 10 });
+          console.log(`\n${text}\n→ ${file} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+        } catch (error) {
+          failed = true;
+          console.error(`\n[${mode}] ${name} FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+        }
+      }
+    } finally {
+      await modeEnv.close();
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+class UsageError extends Error {}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${(error as Error).message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);
