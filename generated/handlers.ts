@@ -7,10 +7,12 @@ export type Reply<R, S extends keyof R> = S extends keyof R ? { status: S; body:
 
 export type AddChunkToGroupHandler = (ctx: DatasetContext<T.AddChunkToGroupData>) => Promise<Reply<T.AddChunkToGroupResponses, 204>>;
 export type AddChunkToGroupByTrackingIdHandler = (ctx: DatasetContext<T.AddChunkToGroupByTrackingIdData>) => Promise<Reply<T.AddChunkToGroupByTrackingIdResponses, 204>>;
+export type AutocompleteHandler = (ctx: DatasetContext<T.AutocompleteData>) => Promise<Reply<T.AutocompleteResponses, 200>>;
 export type BatchCreateDatasetsHandler = (ctx: OrganizationContext<T.BatchCreateDatasetsData>) => Promise<Reply<T.BatchCreateDatasetsResponses, 200>>;
 export type BulkDeleteChunkHandler = (ctx: DatasetContext<T.BulkDeleteChunkData>) => Promise<Reply<T.BulkDeleteChunkResponses, 204>>;
 export type ClearDatasetHandler = (ctx: DatasetContext<T.ClearDatasetData>) => Promise<Reply<T.ClearDatasetResponses, 204>>;
 export type CloneDatasetHandler = (ctx: OrganizationContext<T.CloneDatasetData>) => Promise<Reply<T.CloneDatasetResponses, 200>>;
+export type CountChunksHandler = (ctx: DatasetContext<T.CountChunksData>) => Promise<Reply<T.CountChunksResponses, 200>>;
 export type CountGroupChunksHandler = (ctx: DatasetContext<T.CountGroupChunksData>) => Promise<Reply<T.CountGroupChunksResponses, 200>>;
 export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserData>) => Promise<Reply<T.CreateApiOnlyUserResponses, 200>>;
 export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Promise<Reply<T.CreateChunkResponses, 200>>;
@@ -59,6 +61,7 @@ export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Prom
 export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationData>) => Promise<Reply<T.PostInvitationResponses, 204>>;
 export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
 export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChunksData>) => Promise<Reply<T.ScrollDatasetChunksResponses, 200>>;
+export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
 export type UpdateChunkHandler = (ctx: DatasetContext<T.UpdateChunkData>) => Promise<Reply<T.UpdateChunkResponses, 204>>;
@@ -72,10 +75,12 @@ export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => 
 export interface Handlers {
   add_chunk_to_group: AddChunkToGroupHandler;
   add_chunk_to_group_by_tracking_id: AddChunkToGroupByTrackingIdHandler;
+  autocomplete: AutocompleteHandler;
   batch_create_datasets: BatchCreateDatasetsHandler;
   bulk_delete_chunk: BulkDeleteChunkHandler;
   clear_dataset: ClearDatasetHandler;
   clone_dataset: CloneDatasetHandler;
+  count_chunks: CountChunksHandler;
   count_group_chunks: CountGroupChunksHandler;
   create_api_only_user: CreateApiOnlyUserHandler;
   create_chunk: CreateChunkHandler;
@@ -124,6 +129,7 @@ export interface Handlers {
   post_invitation: PostInvitationHandler;
   remove_chunk_from_group: RemoveChunkFromGroupHandler;
   scroll_dataset_chunks: ScrollDatasetChunksHandler;
+  search_chunks: SearchChunksHandler;
   split_html_content: SplitHtmlContentHandler;
   update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
   update_chunk: UpdateChunkHandler;
@@ -138,10 +144,12 @@ export interface Handlers {
 export const operations = {
   add_chunk_to_group: { method: 'post', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   add_chunk_to_group_by_tracking_id: { method: 'post', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
+  autocomplete: { method: 'post', path: '/api/chunk/autocomplete', role: 0, scope: 'dataset' },
   batch_create_datasets: { method: 'post', path: '/api/dataset/batch_create_datasets', role: 2, scope: 'organization' },
   bulk_delete_chunk: { method: 'delete', path: '/api/chunk', role: 1, scope: 'dataset' },
   clear_dataset: { method: 'put', path: '/api/dataset/clear/{dataset_id}', role: 2, scope: 'dataset' },
   clone_dataset: { method: 'post', path: '/api/dataset/clone', role: 2, scope: 'organization' },
+  count_chunks: { method: 'post', path: '/api/chunk/count', role: 0, scope: 'dataset' },
   count_group_chunks: { method: 'post', path: '/api/chunk_group/count', role: 0, scope: 'dataset' },
   create_api_only_user: { method: 'post', path: '/api/auth/create_api_only_user', role: 0, scope: 'none' },
   create_chunk: { method: 'post', path: '/api/chunk', role: 1, scope: 'dataset' },
@@ -190,6 +198,7 @@ export const operations = {
   post_invitation: { method: 'post', path: '/api/invitation', role: 1, scope: 'organization' },
   remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   scroll_dataset_chunks: { method: 'post', path: '/api/chunks/scroll', role: 0, scope: 'dataset' },
+  search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },
   update_chunk: { method: 'put', path: '/api/chunk', role: 1, scope: 'dataset' },

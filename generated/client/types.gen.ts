@@ -47,6 +47,49 @@ export type ApiKeyRespBody = {
 
 export type ApiVersion = 'V1' | 'V2';
 
+export type AutocompleteReqPayload = {
+    query: SearchModalities;
+    search_type: SearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * Results per page, at most the dataset's MAX_LIMIT.
+     */
+    page_size?: number | null;
+    /**
+     * Leave out results scoring below this.
+     */
+    score_threshold?: number | null;
+    highlight_options?: HighlightOptions | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    /**
+     * Return only the content fields of each chunk.
+     */
+    content_only?: boolean | null;
+    scoring_options?: ScoringOptions | null;
+    sort_options?: SortOptions | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    /**
+     * "quoted" words must appear and -words must not.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Who searched, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the search for analytics.
+     */
+    metadata?: unknown;
+    /**
+     * After the prefix matches, add ordinary matches to fill the page.
+     */
+    extend_results?: boolean | null;
+};
+
 export type BatchQueuedChunkResponse = {
     chunk_metadata: Array<ChunkMetadata>;
 };
@@ -133,6 +176,11 @@ export type ChunkMetadata = ChunkRecordFields & {
 export type ChunkMetadataStringTagSet = ChunkRecordFields & {
     tag_set?: string | null;
 };
+
+/**
+ * A chunk in a V1 search result: full, slim or content only.
+ */
+export type ChunkMetadataTypes = SlimChunkMetadata | ChunkMetadataStringTagSet | ContentChunkMetadata;
 
 /**
  * The fields of a stored chunk that do not depend on the API version.
@@ -249,6 +297,40 @@ export type CloneDatasetRequest = {
 };
 
 export type ConditionType = FieldCondition | HasChunkIdCondition;
+
+/**
+ * Only the content fields of a chunk.
+ */
+export type ContentChunkMetadata = {
+    id: string;
+    chunk_html?: string | null;
+    tracking_id?: string | null;
+    /**
+     * ISO 8601 date and time without a zone.
+     */
+    time_stamp?: string | null;
+    num_value?: number | null;
+    weight: number;
+    image_urls?: Array<string | null> | null;
+};
+
+export type CountChunkQueryResponseBody = {
+    count: number;
+};
+
+export type CountChunksReqPayload = {
+    query: QueryTypes;
+    search_type: CountSearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * Stop counting at this number.
+     */
+    limit?: number | null;
+    score_threshold?: number | null;
+    use_quote_negated_terms?: boolean | null;
+};
+
+export type CountSearchMethod = 'fulltext' | 'semantic' | 'bm25';
 
 /**
  * How often a crawl is repeated.
@@ -847,6 +929,11 @@ export type GeoInfo = {
     lon: number;
 };
 
+export type GeoInfoWithBias = {
+    location: GeoInfo;
+    bias: number;
+};
+
 export type GetAllTagsReqPayload = {
     /**
      * The page to return, from 1.
@@ -1084,6 +1171,21 @@ export type LocationRadius = {
  */
 export type MatchCondition = string | number;
 
+export type MmrOptions = {
+    use_mmr: boolean;
+    mmr_lambda?: number | null;
+};
+
+export type MultiQuery = {
+    query: SearchModalities;
+    weight: number;
+};
+
+/**
+ * A chunk in a V2 search result: full, slim or content only.
+ */
+export type NewChunkMetadataTypes = SlimChunkMetadataWithArrayTagSet | ChunkMetadata | ContentChunkMetadata;
+
 export type Organization = {
     id: string;
     name: string;
@@ -1157,6 +1259,11 @@ export type PublicDatasetOptions = {
 };
 
 /**
+ * Order results by a field, or rerank them with another search type.
+ */
+export type QdrantSortBy = SortByField | SortBySearchType;
+
+/**
  * Bounds on the rating a query was given.
  */
 export type QueryRatingRange = {
@@ -1176,6 +1283,11 @@ export type QueryToolOptions = {
     max_price_option_description?: string | null;
     min_price_option_description?: string | null;
 };
+
+/**
+ * One query, or several with weights.
+ */
+export type QueryTypes = SearchModalities | Array<MultiQuery>;
 
 /**
  * A RAG analytics request; `type` names the report.
@@ -1265,10 +1377,32 @@ export type RemoveChunkFromGroupReqPayload = {
     chunk_id: string;
 };
 
+export type ReRankOptions = 'semantic' | 'fulltext' | 'bm25' | 'cross_encoder';
+
 /**
  * The stored chunk for a single create, the list of stored chunks for a batch.
  */
 export type ReturnQueuedChunk = SingleQueuedChunkResponse | BatchQueuedChunkResponse;
+
+export type ScoreChunk = {
+    chunk: NewChunkMetadataTypes;
+    highlights?: Array<string> | null;
+    score: number;
+};
+
+export type ScoreChunkDto = {
+    metadata: Array<ChunkMetadataTypes>;
+    highlights?: Array<string> | null;
+    score: number;
+};
+
+/**
+ * Boosts applied to the query.
+ */
+export type ScoringOptions = {
+    fulltext_boost?: FullTextBoost | null;
+    semantic_boost?: SemanticBoost | null;
+};
 
 /**
  * Options of the source kinds other than plain web crawls.
@@ -1299,15 +1433,99 @@ export type ScrollChunksResponseBody = {
 };
 
 /**
+ * Results in the V1 shape.
+ */
+export type SearchChunkQueryResponseBody = {
+    score_chunks: Array<ScoreChunkDto>;
+    total_chunk_pages: number;
+    corrected_query?: string | null;
+};
+
+export type SearchChunksReqPayload = {
+    query: QueryTypes;
+    search_type: SearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * Results per page, at most the dataset's MAX_LIMIT.
+     */
+    page_size?: number | null;
+    /**
+     * Leave out results scoring below this.
+     */
+    score_threshold?: number | null;
+    highlight_options?: HighlightOptions | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    /**
+     * Return only the content fields of each chunk.
+     */
+    content_only?: boolean | null;
+    scoring_options?: ScoringOptions | null;
+    sort_options?: SortOptions | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    /**
+     * "quoted" words must appear and -words must not.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Who searched, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the search for analytics.
+     */
+    metadata?: unknown;
+    /**
+     * The page, from 1 (0 also gives the first).
+     */
+    page?: number | null;
+    /**
+     * Count the matching chunks to fill in the total number of pages.
+     */
+    get_total_pages?: boolean | null;
+};
+
+/**
  * How a query is matched.
  */
 export type SearchMethod = 'fulltext' | 'semantic' | 'hybrid' | 'bm25';
+
+/**
+ * A text query (images and audio are refused: no model for them is configured).
+ */
+export type SearchModalities = string | {
+    image_url: string;
+    llm_prompt?: string | null;
+} | {
+    audio_base64: string;
+};
 
 export type SearchQueryRating = {
     rating: number;
     note?: string | null;
     metadata?: unknown;
 };
+
+/**
+ * Results in the V2 shape.
+ */
+export type SearchResponseBody = {
+    /**
+     * The id of the recorded search.
+     */
+    id: string;
+    chunks: Array<ScoreChunk>;
+    total_pages: number;
+    corrected_query?: string | null;
+};
+
+/**
+ * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
+ */
+export type SearchResponseTypes = SearchResponseBody | SearchChunkQueryResponseBody;
 
 /**
  * Moves the chunk's dense vector along the straight line towards (positive) or away from (negative) the vector of `phrase`, by `distance_factor` times their L2 distance.
@@ -1319,6 +1537,50 @@ export type SemanticBoost = {
 
 export type SingleQueuedChunkResponse = {
     chunk_metadata: ChunkMetadata;
+};
+
+/**
+ * A chunk without its content (V1: tag_set as text).
+ */
+export type SlimChunkMetadata = {
+    created_at: Timestamp;
+    dataset_id: string;
+    id: string;
+    image_urls?: Array<string | null> | null;
+    link?: string | null;
+    location?: GeoInfo | null;
+    metadata?: unknown;
+    num_value?: number | null;
+    /**
+     * ISO 8601 date and time without a zone.
+     */
+    time_stamp?: string | null;
+    tracking_id?: string | null;
+    updated_at: Timestamp;
+    weight: number;
+    tag_set?: string | null;
+};
+
+/**
+ * A chunk without its content (V2).
+ */
+export type SlimChunkMetadataWithArrayTagSet = {
+    created_at: Timestamp;
+    dataset_id: string;
+    id: string;
+    image_urls?: Array<string | null> | null;
+    link?: string | null;
+    location?: GeoInfo | null;
+    metadata?: unknown;
+    num_value?: number | null;
+    /**
+     * ISO 8601 date and time without a zone.
+     */
+    time_stamp?: string | null;
+    tracking_id?: string | null;
+    updated_at: Timestamp;
+    weight: number;
+    tag_set?: Array<string> | null;
 };
 
 /**
@@ -1352,6 +1614,26 @@ export type SortByField = {
      * Accepted for compatibility; ordering here is exact, so it has no effect.
      */
     prefetch_amount?: number | null;
+};
+
+export type SortBySearchType = {
+    rerank_type: ReRankOptions;
+    rerank_query?: string | null;
+    prefetch_amount?: number | null;
+};
+
+/**
+ * How results are ordered beyond relevance.
+ */
+export type SortOptions = {
+    sort_by?: QdrantSortBy | null;
+    location_bias?: GeoInfoWithBias | null;
+    recency_bias?: number | null;
+    tag_weights?: {
+        [key: string]: number;
+    } | null;
+    use_weights?: boolean | null;
+    mmr?: MmrOptions | null;
 };
 
 export type SortOrder = 'desc' | 'asc';
@@ -2699,6 +2981,155 @@ export type GetChunkByIdResponses = {
 };
 
 export type GetChunkByIdResponse = GetChunkByIdResponses[keyof GetChunkByIdResponses];
+
+export type AutocompleteData = {
+    body: AutocompleteReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/autocomplete';
+};
+
+export type AutocompleteErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type AutocompleteError = AutocompleteErrors[keyof AutocompleteErrors];
+
+export type AutocompleteResponses = {
+    /**
+     * The results.
+     */
+    200: SearchResponseTypes;
+};
+
+export type AutocompleteResponse = AutocompleteResponses[keyof AutocompleteResponses];
+
+export type CountChunksData = {
+    body: CountChunksReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/count';
+};
+
+export type CountChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type CountChunksError = CountChunksErrors[keyof CountChunksErrors];
+
+export type CountChunksResponses = {
+    /**
+     * How many chunks match.
+     */
+    200: CountChunkQueryResponseBody;
+};
+
+export type CountChunksResponse = CountChunksResponses[keyof CountChunksResponses];
+
+export type SearchChunksData = {
+    body: SearchChunksReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/search';
+};
+
+export type SearchChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type SearchChunksError = SearchChunksErrors[keyof SearchChunksErrors];
+
+export type SearchChunksResponses = {
+    /**
+     * The page of results.
+     */
+    200: SearchResponseTypes;
+};
+
+export type SearchChunksResponse = SearchChunksResponses[keyof SearchChunksResponses];
 
 export type SplitHtmlContentData = {
     body: ChunkHtmlContentReqPayload;

@@ -6,6 +6,9 @@ import { chunkRecord, versionedChunkRecord, type ApiVersion } from '../domain/ch
 import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
 import { notFound } from '../errors.js';
+import { runSearch, searchResponse } from '../search/index.js';
+import { plainQuery, queryText } from '../search/request.js';
+import { countMatches } from '../search/retrieval/index.js';
 
 const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion => headers?.['X-API-Version'] ?? 'V1';
 
@@ -74,3 +77,20 @@ export const split_html_content: H.SplitHtmlContentHandler = async ({ body }) =>
   status: 200,
   body: { chunks: splitHtml(body.chunk_html, body.heading_remove_strings ?? [], body.body_remove_strings ?? []) },
 });
+
+export const search_chunks: H.SearchChunksHandler = async ({ body, headers, caller, dataset, services }) => {
+  const outcome = await runSearch(services, dataset, caller, body, { prefix: false, page: body.page ?? 1, getTotalPages: body.get_total_pages ?? false });
+  return { status: 200, body: searchResponse(outcome, versionOf(headers)) };
+};
+
+export const autocomplete: H.AutocompleteHandler = async ({ body, headers, caller, dataset, services }) => {
+  const outcome = await runSearch(services, dataset, caller, body, { prefix: true, page: 1, getTotalPages: false, extendResults: body.extend_results ?? false });
+  return { status: 200, body: searchResponse(outcome, versionOf(headers)) };
+};
+
+export const count_chunks: H.CountChunksHandler = async ({ body, dataset, services }) => {
+  let query = queryText(body.query);
+  if (!body.use_quote_negated_terms) query = plainQuery(query);
+  const count = await countMatches(services, body.search_type, { dataset, query, filter: body.filters, limit: body.limit ?? 0, offset: 0, scoreThreshold: body.score_threshold });
+  return { status: 200, body: { count: body.limit != null ? Math.min(count, body.limit) : count } };
+};

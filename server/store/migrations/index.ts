@@ -6,6 +6,7 @@ import * as m003 from './003_lexical.js';
 import * as m004 from './004_users.js';
 import * as m005 from './005_datasets.js';
 import * as m006 from './006_chunks.js';
+import * as m007 from './007_search.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '004_users': m004,
   '005_datasets': m005,
   '006_chunks': m006,
+  '007_search': m007,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

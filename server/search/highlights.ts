@@ -1,0 +1,519 @@
+// Highlighting of search results: marks where the query matches in a chunk's HTML and picks the
+// passages that match best, as the reference API's `highlight_options` describe.
+//
+// The HTML is parsed once (htmlparser2) into its text, with a map from every text offset back to
+// the source, so marks are inserted into the original string in text nodes only: tags, attributes,
+// comments, scripts and entities are never touched, and everything unmarked stays byte for byte.
+// Pure and synchronous; O(text length × query words).
+import { Parser } from 'htmlparser2';
+import { stemmer } from 'stemmer';
+import type * as T from '../../generated/client/types.gen.js';
+
+export interface Highlighted {
+  chunk_html: string;
+  highlights: string[];
+}
+
+/** The values used for options that are missing or null. */
+export const HIGHLIGHT_DEFAULTS = Object.freeze({
+  highlight_results: true,
+  highlight_strategy: 'exactmatch' as T.HighlightStrategy,
+  highlight_delimiters: Object.freeze(['?', ',', '.', '!', '\n']) as readonly string[],
+  highlight_threshold: 0.8,
+  highlight_window: 0,
+  highlight_max_length: 8,
+  highlight_max_num: 3,
+  pre_tag: '<mark><b>',
+  post_tag: '</b></mark>',
+});
+
+/** Marks the query's matches in the chunk's HTML and returns the best matching passages. */
+export function highlight(chunkHtml: string, query: string, options?: T.HighlightOptions | null): Highlighted {
+  const html = typeof chunkHtml === 'string' ? chunkHtml : '';
+  try {
+    return highlightUnsafe(html, typeof query === 'string' ? query : '', resolveOptions(options));
+  } catch {
+    // Odd input must never fail a search: the chunk is then returned as it is.
+    return { chunk_html: html, highlights: [] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Resolved {
+  enabled: boolean;
+  v1: boolean;
+  delimiters: readonly string[];
+  threshold: number;
+  window: number;
+  maxLength: number;
+  maxNum: number;
+  preTag: string;
+  postTag: string;
+}
+
+function resolveOptions(o: T.HighlightOptions | null | undefined): Resolved {
+  const d = HIGHLIGHT_DEFAULTS;
+  const int = (v: unknown, fallback: number, min: number) =>
+    typeof v === 'number' && Number.isFinite(v) ? Math.max(min, Math.floor(v)) : fallback;
+  return {
+    enabled: typeof o?.highlight_results === 'boolean' ? o.highlight_results : d.highlight_results,
+    v1: o?.highlight_strategy === 'v1',
+    delimiters: Array.isArray(o?.highlight_delimiters)
+      ? o.highlight_delimiters.filter((x): x is string => typeof x === 'string' && x.length > 0)
+      : d.highlight_delimiters,
+    threshold:
+      typeof o?.highlight_threshold === 'number' && Number.isFinite(o.highlight_threshold) ? o.highlight_threshold : d.highlight_threshold,
+    window: int(o?.highlight_window, d.highlight_window, 0),
+    // A span is at least one word long: 0 would otherwise mean "mark nothing".
+    maxLength: int(o?.highlight_max_length, d.highlight_max_length, 1),
+    maxNum: int(o?.highlight_max_num, d.highlight_max_num, 0),
+    preTag: typeof o?.pre_tag === 'string' ? o.pre_tag : d.pre_tag,
+    postTag: typeof o?.post_tag === 'string' ? o.post_tag : d.post_tag,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Words
+
+// Scripts written without spaces between words: every character is a word of its own, and a run
+// of them in the query must appear as it is (substring matching).
+const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}`;
+const WORD_RE = new RegExp(String.raw`[${CJK}]|(?:(?![${CJK}])[\p{L}\p{N}\p{M}])+`, 'gu');
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const SPACE = /\s/u;
+// Characters that join query words into one term that must match as a phrase: e-mail, 3.5, U.S., AT&T.
+const JOINERS = /^[-._@:&\u2010\u2011]?$/u;
+
+// Common English words that carry no meaning on their own, plus the tails of contractions
+// (what's, don't, we'll), which the tokenizer separates at the apostrophe.
+const STOP_WORDS = new Set(
+  (
+    'a about am an and are as at be been being but by can could did do does for from had has have he her his how i if in into is it its ' +
+    'me my no not of on or our she so such than that the their them then there these they this those to was we were what when where ' +
+    'which who whom why will with would you your s t d ll re ve m'
+  ).split(' '),
+);
+
+const keyOf = (word: string) => word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+
+interface Token {
+  start: number;
+  end: number;
+  key: string;
+  stem: string;
+}
+
+function tokenize(text: string, withStems: boolean): Token[] {
+  const tokens: Token[] = [];
+  for (const m of text.matchAll(WORD_RE)) {
+    const key = keyOf(m[0]);
+    tokens.push({ start: m.index, end: m.index + m[0].length, key, stem: withStems ? stemOf(key) : key });
+  }
+  return tokens;
+}
+
+function stemOf(key: string): string {
+  try {
+    return stemmer(key);
+  } catch {
+    return key;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The query
+
+interface QueryWord {
+  key: string;
+  stem: string;
+  /** A stop word: never marked alone, nor at either end of a multi-word span. */
+  stop: boolean;
+}
+
+interface Query {
+  /** The unquoted words in order; null separates runs that are not adjacent in the query. */
+  sequence: (QueryWord | null)[];
+  /** Quoted phrases and joined terms, as keys, each matched exactly and as a whole. */
+  phrases: string[][];
+  /** The units the threshold counts: distinct meaningful words, then distinct phrases. */
+  unitCount: number;
+  unitByKey: Map<string, number>;
+  unitsByStem: Map<string, number[]>;
+  unitOfPhrase: number[];
+  /** Indexes into `phrases` by their first word. */
+  phrasesByFirst: Map<string, number[]>;
+}
+
+function parseQuery(raw: string, withStems: boolean): Query {
+  // Quoted phrases first ("…" or “…”); a quote left open is ignored.
+  const quoted: string[] = [];
+  const rest = raw.replace(/(-?)["“”]([^"“”]*)["“”]/gu, (_all, dash: string, inner: string, at: number) => {
+    // `-"…"` (at the start or after a space) excludes the phrase, as in the search syntax.
+    const negated = dash === '-' && (at === 0 || SPACE.test(raw[at - 1]));
+    if (!negated) quoted.push(inner);
+    return `${negated ? '' : dash} \u0000 `;
+  });
+
+  const words: { key: string; stem: string }[][] = []; // groups of joined words
+  const barrierAfter: boolean[] = [];
+  const tokens = [...rest.matchAll(new RegExp(`${WORD_RE.source}|\u0000`, 'gu'))];
+  let prevEnd = -1;
+  let negatedGroup = false;
+  for (const m of tokens) {
+    if (m[0] === '\u0000') {
+      if (words.length) barrierAfter[words.length - 1] = true;
+      prevEnd = -1;
+      continue;
+    }
+    const gap = prevEnd >= 0 ? rest.slice(prevEnd, m.index) : null;
+    const key = keyOf(m[0]);
+    const word = { key, stem: withStems ? stemOf(key) : key };
+    if (gap !== null && JOINERS.test(gap)) {
+      if (!negatedGroup) words[words.length - 1].push(word);
+    } else {
+      // `-word` (at the start or after a space) excludes the word, as in the search syntax.
+      negatedGroup = rest[m.index - 1] === '-' && (m.index === 1 || SPACE.test(rest[m.index - 2]));
+      if (negatedGroup) {
+        if (words.length) barrierAfter[words.length - 1] = true;
+      } else words.push([word]);
+    }
+    prevEnd = m.index + m[0].length;
+  }
+
+  const phrases: string[][] = [];
+  for (const text of quoted) {
+    const keys = tokenize(text, false).map((t) => t.key);
+    if (keys.length) phrases.push(keys);
+  }
+  const singles: { key: string; stem: string }[] = [];
+  const sequence: (QueryWord | null)[] = [];
+  // Stop words count only in a query made of nothing else ("to be").
+  const anyMeaningful = phrases.length > 0 || words.some((g) => g.length > 1 || !STOP_WORDS.has(g[0].key));
+  words.forEach((group, i) => {
+    if (group.length > 1) {
+      // Joined words (e-mail, AT&T, 退款) are a phrase, even when made of stop words.
+      phrases.push(group.map((w) => w.key));
+      sequence.push(null);
+    } else {
+      const stop = STOP_WORDS.has(group[0].key) && anyMeaningful;
+      sequence.push({ ...group[0], stop });
+      if (!stop) singles.push(group[0]);
+    }
+    if (barrierAfter[i]) sequence.push(null);
+  });
+
+  const unitByKey = new Map<string, number>();
+  const unitsByStem = new Map<string, number[]>();
+  let unitCount = 0;
+  for (const w of singles) {
+    if (unitByKey.has(w.key)) continue;
+    unitByKey.set(w.key, unitCount);
+    if (withStems) unitsByStem.set(w.stem, [...(unitsByStem.get(w.stem) ?? []), unitCount]);
+    unitCount++;
+  }
+  const phraseUnits = new Map<string, number>();
+  const unitOfPhrase = phrases.map((p) => {
+    const id = p.join(' ');
+    let unit = phraseUnits.get(id);
+    if (unit === undefined) phraseUnits.set(id, (unit = unitCount++));
+    return unit;
+  });
+  const phrasesByFirst = new Map<string, number[]>();
+  phrases.forEach((p, i) => phrasesByFirst.set(p[0], [...(phrasesByFirst.get(p[0]) ?? []), i]));
+  return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst };
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML → text, with a map back to the source
+
+const enum Kind {
+  /** Copied from the source one to one. */
+  Literal,
+  /** A decoded character reference: marked whole or not at all. */
+  Entity,
+  /** A line break standing for a block boundary; it has no source. */
+  Virtual,
+}
+
+interface Piece {
+  text: number;
+  length: number;
+  raw: number;
+  rawLength: number;
+  kind: Kind;
+}
+
+// Elements whose text is not shown as text (or could not hold markup).
+const HIDDEN = new Set(['script', 'style', 'textarea', 'title', 'noscript', 'template', 'iframe', 'noembed', 'noframes', 'xmp', 'plaintext', 'select']);
+// Elements that break the text into lines, so words on either side are not run together.
+const BLOCKS = new Set(
+  (
+    'address article aside blockquote br caption dd details div dl dt fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr ' +
+    'li main nav ol option p pre section summary table tbody td tfoot th thead tr ul'
+  ).split(' '),
+);
+
+function extractText(html: string): { text: string; pieces: Piece[] } {
+  const parts: string[] = [];
+  const pieces: Piece[] = [];
+  let textLength = 0;
+  let rawEnd = 0; // where the last piece taken from the source ends
+  let hidden = 0;
+  const push = (text: string, raw: number, rawLength: number, kind: Kind) => {
+    if (!text) return;
+    parts.push(text);
+    pieces.push({ text: textLength, length: text.length, raw, rawLength, kind });
+    textLength += text.length;
+    if (kind !== Kind.Virtual) rawEnd = raw + rawLength;
+  };
+  const lineBreak = () => {
+    const last = pieces[pieces.length - 1];
+    if (last && last.kind !== Kind.Virtual) push('\n', 0, 0, Kind.Virtual);
+  };
+  const parser: Parser = new Parser(
+    {
+      onopentagname(name) {
+        if (HIDDEN.has(name)) hidden++;
+        if (BLOCKS.has(name)) lineBreak();
+      },
+      onclosetag(name) {
+        if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
+        if (BLOCKS.has(name)) lineBreak();
+      },
+      ontext(data) {
+        if (hidden > 0) return;
+        const end = parser.endIndex + 1;
+        const literalStart = end - data.length;
+        if (literalStart >= rawEnd && html.slice(literalStart, end) === data) push(data, literalStart, data.length, Kind.Literal);
+        else if (parser.startIndex >= rawEnd && end <= html.length && html[parser.startIndex] === '&')
+          push(data, parser.startIndex, end - parser.startIndex, Kind.Entity);
+        // Text whose source cannot be located is kept as words but never marked.
+        else push(data, 0, 0, Kind.Virtual);
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true },
+  );
+  parser.end(html);
+  return { text: parts.join(''), pieces };
+}
+
+/** The source ranges of text range [start, end), one per run of text not interrupted by markup. */
+function sourceRanges(text: string, pieces: Piece[], start: number, end: number): [number, number][] {
+  let lo = 0;
+  let hi = pieces.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (pieces[mid].text + pieces[mid].length <= start) lo = mid + 1;
+    else hi = mid;
+  }
+  // Runs in text space: contiguous pieces whose sources are contiguous too.
+  const runs: { from: number; to: number; pieces: Piece[] }[] = [];
+  let previous: Piece | undefined;
+  for (let i = lo; i < pieces.length && pieces[i].text < end; i++) {
+    const p = pieces[i];
+    if (p.kind === Kind.Virtual) {
+      previous = undefined;
+      continue;
+    }
+    const from = Math.max(start, p.text);
+    const to = Math.min(end, p.text + p.length);
+    const run = runs[runs.length - 1];
+    if (previous && run && previous.raw + previous.rawLength === p.raw) {
+      run.to = to;
+      run.pieces.push(p);
+    } else runs.push({ from, to, pieces: [p] });
+    previous = p;
+  }
+  const ranges: [number, number][] = [];
+  for (const run of runs) {
+    let { from, to } = run;
+    while (from < to && SPACE.test(text[from])) from++;
+    while (to > from && SPACE.test(text[to - 1])) to--;
+    if (from >= to) continue;
+    const first = run.pieces.find((p) => p.text + p.length > from)!;
+    const last = run.pieces.findLast((p) => p.text < to)!;
+    const rawStart = first.kind === Kind.Literal ? first.raw + (from - first.text) : first.raw;
+    const rawEnd = last.kind === Kind.Literal ? last.raw + (to - last.text) : last.raw + last.rawLength;
+    ranges.push([rawStart, rawEnd]);
+  }
+  return ranges;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Passages
+
+/** Splits [0, text.length) after each run of delimiters, keeping the delimiters in the passage. */
+function splitPassages(text: string, delimiters: readonly string[]): [number, number][] {
+  const passages: [number, number][] = [];
+  let start = 0;
+  if (delimiters.length) {
+    const alternatives = [...delimiters].sort((a, b) => b.length - a.length).map((d) => d.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const re = new RegExp(`(?:${alternatives.join('|')})+`, 'gu');
+    for (const m of text.matchAll(re)) {
+      const cut = m.index + m[0].length;
+      // Punctuation inside a word or number (3.5, example.com, a,b) does not end a passage.
+      if (cut < text.length && WORD_CHAR.test(text[cut]) && !SPACE.test(m[0][m[0].length - 1])) continue;
+      if (cut > start) passages.push([start, cut]);
+      start = cut;
+    }
+  }
+  if (start < text.length) passages.push([start, text.length]);
+  return passages;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching
+
+interface Passage {
+  index: number;
+  start: number;
+  end: number;
+  tokens: Token[];
+  /** Marked spans, as token ranges [first, last) within the passage. */
+  spans: [number, number][];
+  units: Set<number>;
+  exact: boolean;
+}
+
+function matchPassage(passage: Passage, query: Query, o: Resolved): void {
+  const { tokens } = passage;
+  const n = tokens.length;
+  const seq = query.sequence;
+  const m = seq.length;
+  const wordMax = o.v1 ? o.maxLength : 1;
+  const same = (t: Token, q: QueryWord) => t.key === q.key || (o.v1 && t.stem === q.stem);
+
+  // longest[i]: the longest run of query words (in query order) that starts at token i, begins and
+  // ends with a meaningful word, and is at most `wordMax` long. Computed from the end with one row
+  // of common-run lengths per token: O(tokens × query words).
+  const longest = new Int32Array(n);
+  if (m > 0) {
+    let next = new Int32Array(m + 1);
+    let row = new Int32Array(m + 1);
+    for (let i = n - 1; i >= 0; i--) {
+      let best = 0;
+      for (let j = m - 1; j >= 0; j--) {
+        const q = seq[j];
+        row[j] = q && same(tokens[i], q) ? next[j + 1] + 1 : 0;
+        if (q && !q.stop && row[j] > best) {
+          let len = Math.min(row[j], wordMax);
+          while (len > 1 && seq[j + len - 1]!.stop) len--;
+          if (len > best) best = len;
+        }
+      }
+      longest[i] = best;
+      [next, row] = [row, next];
+    }
+  }
+
+  for (let i = 0; i < n; ) {
+    let length = longest[i];
+    let phrase = -1;
+    for (const p of query.phrasesByFirst.get(tokens[i].key) ?? []) {
+      const keys = query.phrases[p];
+      if (keys.length < length || (keys.length === length && phrase >= 0) || i + keys.length > n) continue;
+      if (keys.every((k, k2) => tokens[i + k2].key === k)) {
+        length = keys.length;
+        phrase = p;
+      }
+    }
+    if (length === 0) {
+      i++;
+      continue;
+    }
+    if (phrase >= 0) {
+      passage.units.add(query.unitOfPhrase[phrase]);
+      passage.exact = true;
+      for (let s = i; s < i + length; s += o.maxLength) passage.spans.push([s, Math.min(i + length, s + o.maxLength)]);
+    } else {
+      for (let k = i; k < i + length; k++) {
+        const unit = query.unitByKey.get(tokens[k].key);
+        if (unit !== undefined) {
+          passage.units.add(unit);
+          passage.exact = true;
+        }
+        if (o.v1) for (const u of query.unitsByStem.get(tokens[k].stem) ?? []) passage.units.add(u);
+      }
+      passage.spans.push([i, i + length]);
+    }
+    i += length;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Putting it together
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => ESCAPES[c]);
+
+function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlighted {
+  const unchanged = { chunk_html: html, highlights: [] };
+  if (!o.enabled || !html || !rawQuery.trim()) return unchanged;
+  const query = parseQuery(rawQuery, o.v1);
+  if (query.unitCount === 0) return unchanged;
+
+  const { text, pieces } = extractText(html);
+  const tokens = tokenize(text, o.v1);
+  const passages: Passage[] = [];
+  let t = 0;
+  for (const [start, end] of splitPassages(text, o.delimiters)) {
+    const first = t;
+    while (t < tokens.length && tokens[t].start < end) t++;
+    if (t > first) passages.push({ index: passages.length, start, end, tokens: tokens.slice(first, t), spans: [], units: new Set(), exact: false });
+  }
+
+  const qualifying = passages.filter((p) => {
+    matchPassage(p, query, o);
+    if (p.spans.length === 0) return false;
+    return !o.v1 || p.exact || p.units.size / query.unitCount >= o.threshold;
+  });
+  if (qualifying.length === 0) return unchanged;
+
+  // The chunk's HTML, every qualifying passage's matches marked in place.
+  const out: string[] = [];
+  let copied = 0;
+  for (const p of qualifying) {
+    for (const [a, b] of p.spans) {
+      for (const [rawStart, rawEnd] of sourceRanges(text, pieces, p.tokens[a].start, p.tokens[b - 1].end)) {
+        if (rawStart < copied) continue;
+        out.push(html.slice(copied, rawStart), o.preTag, html.slice(rawStart, rawEnd), o.postTag);
+        copied = rawEnd;
+      }
+    }
+  }
+  out.push(html.slice(copied));
+
+  const best = [...qualifying].sort((a, b) => b.units.size - a.units.size || a.index - b.index).slice(0, o.maxNum);
+  return { chunk_html: out.join(''), highlights: best.map((p) => passageText(text, p, o)) };
+}
+
+/** The passage as escaped plain text, cut to the window, with its matches wrapped. */
+function passageText(text: string, p: Passage, o: Resolved): string {
+  const n = p.tokens.length;
+  let from = 0;
+  let to = n;
+  if (o.window > 0 && n > o.window) {
+    from = Math.max(0, p.spans[0][0] - Math.floor(o.window / 2));
+    to = Math.min(n, from + o.window);
+    from = Math.max(0, to - o.window);
+  }
+  let start = from === 0 ? p.start : p.tokens[from].start;
+  let end = to === n ? p.end : p.tokens[to - 1].end;
+  while (start < end && SPACE.test(text[start])) start++;
+  while (end > start && SPACE.test(text[end - 1])) end--;
+
+  const plain = (a: number, b: number) => escapeHtml(text.slice(a, b).replace(/\s+/gu, ' '));
+  const parts: string[] = [];
+  let at = start;
+  for (const [a, b] of p.spans) {
+    const spanStart = Math.max(start, p.tokens[a].start);
+    const spanEnd = Math.min(end, p.tokens[b - 1].end);
+    if (spanStart >= spanEnd) continue;
+    parts.push(plain(at, spanStart), o.preTag, plain(spanStart, spanEnd), o.postTag);
+    at = spanEnd;
+  }
+  parts.push(plain(at, end));
+  return parts.join('');
+}

@@ -1,0 +1,58 @@
+// Hybrid retrieval: the semantic and the full-text top lists, fused by reciprocal rank fusion.
+//
+// Each list holds the top max(offset + limit, 100) chunks (at most 1000) that pass the filter; a
+// chunk's fused score is Σ weight / (k + rank) over the lists it is in (rank 1 is the best, k = 60),
+// so a chunk high in both lists beats one that tops only one. The scores of the two engines are
+// never compared, only their orders. `total` is the size of the union of the two lists (after the
+// threshold, which applies to the fused score): the chunks hybrid search can return, capped at
+// twice the window.
+import type { Services } from '../../services.js';
+import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+import { fulltextTop } from './fulltext.js';
+import { nearest, semanticQuery } from './semantic.js';
+
+export const RRF_K = 60;
+const MIN_WINDOW = 100;
+const MAX_WINDOW = 1000;
+
+export interface FusionWeights {
+  semantic: number;
+  fulltext: number;
+}
+
+/** Reciprocal rank fusion of ranked lists (best first), best first, ties by id. */
+export function reciprocalRankFusion(lists: { hits: Hit[]; weight: number }[], k = RRF_K): Hit[] {
+  const scores = new Map<string, number>();
+  for (const { hits, weight } of lists) {
+    hits.forEach((hit, i) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + weight / (k + i + 1)));
+  }
+  return [...scores]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export function hybridWindow(wanted: number): number {
+  return Math.min(MAX_WINDOW, Math.max(wanted, MIN_WINDOW));
+}
+
+/** The candidates of both lists, fused, the threshold applied to the fused score. */
+async function fused(services: Services, request: RetrievalRequest, weights: FusionWeights): Promise<Hit[]> {
+  const window = hybridWindow(request.offset + request.limit);
+  // Each list unthresholded: the threshold is on the fused score.
+  const each = { ...request, scoreThreshold: null };
+  const [semantic, fulltext] = await Promise.all([
+    semanticQuery(services, each).then((query) => nearest(services, query, each, window)),
+    fulltextTop(services, each, window),
+  ]);
+  const hits = reciprocalRankFusion([
+    { hits: semantic, weight: weights.semantic },
+    { hits: fulltext, weight: weights.fulltext },
+  ]);
+  const threshold = request.scoreThreshold;
+  return threshold == null ? hits : hits.filter((h) => h.score >= threshold);
+}
+
+export async function hybridSearch(services: Services, request: RetrievalRequest, weights: FusionWeights = { semantic: 1, fulltext: 1 }): Promise<RetrievalResult> {
+  const hits = await fused(services, request, weights);
+  return { hits: hits.slice(request.offset, request.offset + request.limit), total: hits.length };
+}

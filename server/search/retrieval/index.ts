@@ -1,0 +1,67 @@
+// Retrieval: the ids and scores of the chunks a search returns, and how many match in all, for each
+// search type. Filters are evaluated in PostgreSQL for every type and engine (server/search/filters.ts).
+//
+//   semantic  nearest neighbours of the query's vector (pgvector, the dataset's HNSW index)
+//   fulltext  the lexical engine's matches (Postgres full-text or Typesense)
+//   hybrid    both, fused by reciprocal rank
+//   bm25      not available yet (400)
+//
+// Scores are higher-is-better within a type: semantic turns the metric's distance into a similarity
+// (cosine 1 − d, dot the inner product, euclidean and manhattan 1 / (1 + d)); fulltext gives the
+// engine's rank (ts_rank_cd, or Typesense's text_match); hybrid the fused reciprocal-rank score.
+// `scoreThreshold` applies to those scores. Ties are ordered by id.
+import { datasetConfig } from '../../domain/datasetConfig.js';
+import { badRequest } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { validateChunkFilter } from '../filters.js';
+import type { RetrievalRequest, RetrievalResult, SearchType } from '../types.js';
+import { countFulltext, fulltextSearch } from './fulltext.js';
+import { hybridSearch } from './hybrid.js';
+import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';
+
+export { reciprocalRankFusion, RRF_K } from './hybrid.js';
+
+export async function retrieve(services: Services, type: SearchType, request: RetrievalRequest): Promise<RetrievalResult> {
+  validate(type, request);
+  switch (type) {
+    case 'semantic':
+      return semanticSearch(services, request);
+    case 'fulltext':
+      return fulltextSearch(services, request);
+    case 'hybrid':
+      return hybridSearch(services, request);
+    default:
+      throw badRequest(`search_type ${String(type)} is not available yet`);
+  }
+}
+
+/**
+ * How many chunks the search matches in all (the filter, and the threshold when given), without
+ * fetching a page: semantic, every chunk passing them; fulltext, every match (with Typesense,
+ * capped at the candidate window, as in `retrieve`). `limit` and `offset` are not used.
+ */
+export async function countMatches(services: Services, type: 'semantic' | 'fulltext' | 'bm25', request: RetrievalRequest): Promise<number> {
+  validate(type, request);
+  switch (type) {
+    case 'semantic':
+      return countSemantic(services, request.scoreThreshold == null ? null : await semanticQuery(services, request), request);
+    case 'fulltext':
+      return countFulltext(services, request);
+    default:
+      throw badRequest(`search_type ${String(type)} is not available yet`);
+  }
+}
+
+function validate(type: SearchType, request: RetrievalRequest): void {
+  if (type === 'bm25') throw badRequest('search_type bm25 is not available yet');
+  if (!['semantic', 'fulltext', 'hybrid'].includes(type)) throw badRequest(`search_type: must be one of semantic, fulltext, hybrid, bm25, got ${JSON.stringify(type)}`);
+  if (!Number.isInteger(request.limit) || request.limit < 0) throw badRequest(`limit: must be a whole number at least 0, got ${request.limit}`);
+  if (!Number.isInteger(request.offset) || request.offset < 0) throw badRequest(`offset: must be a whole number at least 0, got ${request.offset}`);
+  if (typeof request.query !== 'string' || request.query.trim() === '') throw badRequest('query: must not be empty');
+  if (request.scoreThreshold != null && !Number.isFinite(request.scoreThreshold)) throw badRequest('score_threshold: must be a number');
+  const config = datasetConfig(request.dataset);
+  if ((type === 'semantic' || type === 'hybrid') && !config.SEMANTIC_ENABLED) throw badRequest(`search_type ${type}: semantic search is disabled for this dataset (SEMANTIC_ENABLED)`);
+  if ((type === 'fulltext' || type === 'hybrid') && !config.FULLTEXT_ENABLED) throw badRequest(`search_type ${type}: full-text search is disabled for this dataset (FULLTEXT_ENABLED)`);
+  // Refused before any engine is asked, with the request's field name.
+  validateChunkFilter(request.filter, 'filters');
+}

@@ -1,0 +1,178 @@
+// Semantic retrieval: the query's vector (the dataset's embedder, purpose 'query') against the
+// dataset's vectors in pgvector, through the dataset's partial HNSW index, with the filter evaluated
+// on the joined `chunks` row.
+//
+// HNSW filters after it walks the graph: with a selective filter, the first `ef_search` candidates
+// may hold few rows that pass. pgvector 0.8's iterative scan (relaxed order) keeps walking until
+// enough rows pass or `hnsw.max_scan_tuples` is reached; relaxed order means the rows come back
+// almost sorted, so they are sorted again here. If the index still yields fewer rows than exist
+// (a very selective filter on a large dataset), an exact scan over the filtered rows answers.
+import type { Knex } from 'knex';
+import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
+import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
+import { badRequest } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { distanceOperators, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
+import { applyChunkFilter } from '../filters.js';
+import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+
+/** pgvector's limit on hnsw.ef_search. */
+const MAX_EF_SEARCH = 1000;
+/**
+ * The smallest hnsw.ef_search used (pgvector's default is 40). The candidate list grows in steps of
+ * this size with offset + limit, so that the first pages of a search walk the graph alike.
+ */
+const EF_SEARCH_STEP = 100;
+/** How many index tuples an iterative scan may visit (pgvector's default is 20 000). */
+const MAX_SCAN_TUPLES = 200_000;
+/** Memory of an iterative scan, as a multiple of work_mem (pgvector's default is 1). */
+const SCAN_MEM_MULTIPLIER = 4;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Score (higher is better) of a distance, as SQL over the distance expression `d`. */
+const scoreSql: Record<DistanceMetric, (d: string) => string> = {
+  cosine: (d) => `(1 - ${d})`,
+  dot: (d) => `(-${d})`, // <#> is the negated inner product
+  euclidean: (d) => `(1 / (1 + ${d}))`,
+  manhattan: (d) => `(1 / (1 + ${d}))`,
+};
+
+/** The query embedded and the SQL pieces of a dataset's vector search. */
+export interface SemanticQuery {
+  datasetId: string;
+  /** `(embedding::vector(D)) <op> ?::vector(D)`: the indexed expression, one binding. */
+  distance: string;
+  score: string;
+  vector: string;
+}
+
+/** Embeds the query with the dataset's embedder; an endpoint failure is the caller's 400. */
+export async function semanticQuery(services: Services, request: RetrievalRequest): Promise<SemanticQuery> {
+  const config: DatasetConfiguration = datasetConfig(request.dataset);
+  // The id is spliced into the SQL (a partial index is only chosen for a literal that matches its predicate).
+  if (!UUID.test(request.dataset.id)) throw new Error(`not a dataset id: ${request.dataset.id}`);
+  let vector: number[];
+  try {
+    [vector] = await embedderFor(config, services.config.embeddingApiKey).embed([request.query], 'query');
+  } catch (error) {
+    if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
+    throw error;
+  }
+  const dimension = config.EMBEDDING_SIZE;
+  const distance = `(chunk_vectors.embedding::vector(${dimension})) ${distanceOperators[config.DISTANCE_METRIC]} ?::vector(${dimension})`;
+  return { datasetId: request.dataset.id, distance, score: scoreSql[config.DISTANCE_METRIC](`(${distance})`), vector: vectorLiteral(vector) };
+}
+
+/** The dataset's vectors joined to their chunks, the filter applied. */
+function candidates(db: Knex, query: SemanticQuery, request: RetrievalRequest): Knex.QueryBuilder {
+  const builder = db
+    .from('chunk_vectors')
+    .join('chunks', 'chunks.id', 'chunk_vectors.chunk_id')
+    // A literal, so the planner can use the partial index `... where dataset_id = '<id>'`.
+    .whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`);
+  return applyChunkFilter(builder, request.filter, 'chunks', 'filters');
+}
+
+interface Row {
+  id: string;
+  distance: number;
+  score: number;
+}
+
+const byDistance = (a: Row, b: Row) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function passing(rows: Row[], threshold: number | null | undefined): Hit[] {
+  return rows
+    .filter((r) => Number.isFinite(r.score) && (threshold == null || r.score >= threshold))
+    .sort(byDistance)
+    .map((r) => ({ id: r.id, score: r.score }));
+}
+
+/** The candidate list for `n` rows: at least `n`, in steps, at most pgvector's maximum. */
+function efSearch(n: number): number {
+  return Math.min(MAX_EF_SEARCH, Math.max(1, Math.ceil(n / EF_SEARCH_STEP)) * EF_SEARCH_STEP);
+}
+
+/**
+ * Sets, for the rest of the transaction, what an HNSW scan for `n` rows needs: a candidate list of
+ * at least `n` (up to pgvector's maximum of 1000), and an iterative scan that goes on walking the graph
+ * while too few rows pass the filter.
+ */
+export async function useIterativeScan(trx: Knex.Transaction, n: number): Promise<void> {
+  await trx.raw(
+    `select set_config('hnsw.iterative_scan', 'relaxed_order', true),
+            set_config('hnsw.max_scan_tuples', ?, true),
+            set_config('hnsw.scan_mem_multiplier', ?, true),
+            set_config('hnsw.ef_search', ?, true)`,
+    [String(MAX_SCAN_TUPLES), String(SCAN_MEM_MULTIPLIER), String(efSearch(n))],
+  );
+}
+
+/**
+ * The `n` nearest chunks passing the filter and the threshold, nearest first (ties by id), through
+ * the HNSW index with an iterative scan.
+ */
+async function nearestByIndex(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+  const rows = await services.store.db.transaction(async (trx) => {
+    await useIterativeScan(trx, n);
+    // Ordered by the indexed expression alone (an extra sort key would rule the index out).
+    return candidates(trx, query, request)
+      .select('chunk_vectors.chunk_id as id', trx.raw(`${query.distance} as distance`, [query.vector]), trx.raw(`${query.score} as score`, [query.vector]))
+      .orderBy('distance')
+      .limit(n) as Promise<Row[]>;
+  });
+  return passing(rows, request.scoreThreshold);
+}
+
+/** The same as the index gives, computed exactly over every filtered row (no index). */
+async function nearestExactly(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+  const db = services.store.db;
+  const builder = candidates(db, query, request)
+    .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
+    // `+ 0` makes it something else than the indexed expression: a sort of the filtered rows, exact.
+    .orderByRaw(`(${query.distance}) + 0, chunk_vectors.chunk_id`, [query.vector])
+    .limit(n);
+  if (request.scoreThreshold != null) builder.whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);
+  return passing(await builder, request.scoreThreshold);
+}
+
+/**
+ * How many chunks of the dataset pass the filter and, when one is given, the threshold (then every
+ * filtered vector's distance is computed: exact, and a sequential scan).
+ */
+export async function countSemantic(services: Services, query: SemanticQuery | null, request: RetrievalRequest): Promise<number> {
+  const db = services.store.db;
+  let builder: Knex.QueryBuilder;
+  if (request.scoreThreshold == null) {
+    builder = applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters');
+  } else {
+    if (!query) throw new Error('counting within a score threshold needs the query');
+    builder = candidates(db, query, request).whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);
+  }
+  const [row] = await builder.count<{ count: string | number }[]>('* as count');
+  return Number(row.count);
+}
+
+/** The index's answer if it has every row it should have, else the exact one. */
+async function complete(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, hits: Hit[], total: number): Promise<Hit[]> {
+  // Short: the scan gave up (max_scan_tuples, memory) before it found every row there is.
+  return hits.length < Math.min(n, total) ? nearestExactly(services, query, request, n) : hits;
+}
+
+/** The `n` best chunks for the query, best first (for fusion; counts only when the index comes back short). */
+export async function nearest(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+  if (n <= 0) return [];
+  const hits = await nearestByIndex(services, query, request, n);
+  if (hits.length >= n) return hits;
+  return complete(services, query, request, n, hits, await countSemantic(services, query, request));
+}
+
+/** A page of semantic hits, and how many chunks pass the filter (and the threshold). */
+export async function semanticSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
+  const query = await semanticQuery(services, request);
+  const n = request.offset + request.limit;
+  // Both at once on PostgreSQL; queued one after the other on PGlite's single connection.
+  const [indexed, total] = await Promise.all([n > 0 ? nearestByIndex(services, query, request, n) : [], countSemantic(services, query, request)]);
+  const hits = await complete(services, query, request, n, indexed, total);
+  return { hits: hits.slice(request.offset), total };
+}
