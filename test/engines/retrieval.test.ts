@@ -343,12 +343,38 @@ describe('hybrid', () => {
   });
 });
 
-describe('bm25 and disabled types', () => {
-  it('refuses bm25 with 400', async () => {
-    await expectStatus(search('bm25', 'refund'), 400, /bm25 is not available yet/);
-    await expectStatus(countMatches(service.services, 'bm25', request('refund')), 400, /bm25/);
+describe('bm25', () => {
+  it('puts the chunk that holds the rare query terms first, matching any term', async () => {
+    expect((await tracked('bm25', 'refund'))[0]).toBe('refund');
+    // A long query whose words are not all in any chunk still finds its best match.
+    expect((await tracked('bm25', 'how long does my refund take to reach the original card please'))[0]).toBe('refund');
   });
 
+  it('scores with the dataset parameters and an idf over the whole dataset, so filters do not change scores', async () => {
+    const all = await search('bm25', 'refund card', { limit: 30 });
+    const tag = FIXTURE.find(([t]) => t === 'refund')![2][0];
+    const filtered = await search('bm25', 'refund card', { limit: 30, filter: tagFilter(tag) });
+    const score = (hits: { id: string; score: number }[]) => hits.find((h) => trackingOf(h.id) === 'refund')!.score;
+    expect(score(filtered.hits)).toBeCloseTo(score(all.hits), 10);
+    expect(filtered.total).toBeLessThanOrEqual(all.total);
+    expect(await countMatches(service.services, 'bm25', request('refund card'))).toBe(all.total);
+    const flat = await newDataset('bm25 k zero', { BM25_K: 0 });
+    await addChunks(flat, [{ chunk_html: 'tea tea tea tea tea' }, { chunk_html: 'tea and a biscuit' }]);
+    // With k = 0 term frequency stops counting: both chunks score the same.
+    const [first, second] = (await retrieve(service.services, 'bm25', { dataset: flat, query: 'tea', limit: 2, offset: 0 })).hits;
+    expect(first.score).toBeCloseTo(second.score, 10);
+  });
+
+  it('pages past the end with the right total, and applies the threshold', async () => {
+    const all = await search('bm25', 'refund card parcel', { limit: 30 });
+    const past = await search('bm25', 'refund card parcel', { offset: 500 });
+    expect(past).toEqual({ hits: [], total: all.total });
+    const top = all.hits[0].score;
+    expect((await search('bm25', 'refund card parcel', { scoreThreshold: top })).hits.map((h) => h.id)).toEqual([all.hits[0].id]);
+  });
+});
+
+describe('disabled types', () => {
   it('refuses a search type the dataset disables', async () => {
     const noFulltext = await newDataset('no fulltext', { FULLTEXT_ENABLED: false });
     await expectStatus(retrieve(service.services, 'fulltext', { dataset: noFulltext, query: 'x', limit: 1, offset: 0 }), 400, /FULLTEXT_ENABLED/);

@@ -36,7 +36,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-describe.each(['semantic', 'fulltext', 'hybrid'] as const)('search_type %s', (searchType) => {
+describe.each(['semantic', 'fulltext', 'hybrid', 'bm25'] as const)('search_type %s', (searchType) => {
   it('finds the chunk that answers the query, in the V1 shape by default', async () => {
     const { data, response } = await searchChunks({ client: service.client(), headers, body: { query: 'refunds original card', search_type: searchType } });
     expect(response.status).toBe(200);
@@ -141,7 +141,6 @@ describe('bad input', () => {
     [{ query: [{ query: 'a', weight: 1 }], search_type: 'semantic' }, /several weighted queries/],
     [{ query: { image_url: 'https://example.com/a.png' }, search_type: 'semantic' }, /text queries/],
     [{ query: 'x', search_type: 'semantic', filters: { must: [{ field: 'colour', match_any: ['red'] }] } }, /colour/],
-    [{ query: 'x', search_type: 'bm25' }, /bm25/],
     [{ search_type: 'semantic' }, /query/],
   ])('%j is refused naming the problem', async (body, message) => {
     const reply = await search(body as Record<string, unknown>);

@@ -91,9 +91,22 @@ export async function prepareVectorIndex(services: Services, dataset: DatasetRow
   await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
 
+/** Writes the vectors and the BM25 terms of stored chunks, in the chunks' transaction. */
 export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
   await writeVectors(trx, dataset.id, derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })));
+  await writeTerms(trx, derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })));
+}
+
+/** The lexical text's terms (stemmed, stop words dropped) and its length in terms, for BM25. */
+async function writeTerms(trx: Knex.Transaction, chunks: { id: string; text: string }[]): Promise<void> {
+  await trx.raw(
+    `update chunks set bm25_terms = t.terms,
+       bm25_length = (select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(t.terms) u)
+     from (select id, to_tsvector('english', text) as terms from unnest(?::uuid[], ?::text[]) as x(id, text)) t
+     where chunks.id = t.id`,
+    [chunks.map((c) => c.id), chunks.map((c) => c.text.replace(/\u0000/g, ''))],
+  );
 }
 
 /** Group ids for the given ids (which must exist) and tracking ids (created when missing). */

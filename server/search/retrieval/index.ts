@@ -4,7 +4,7 @@
 //   semantic  nearest neighbours of the query's vector (pgvector, the dataset's HNSW index)
 //   fulltext  the lexical engine's matches (Postgres full-text or Typesense)
 //   hybrid    both, fused by reciprocal rank
-//   bm25      not available yet (400)
+//   bm25      BM25 over the terms stored on each chunk row, computed in PostgreSQL
 //
 // Scores are higher-is-better within a type: semantic turns the metric's distance into a similarity
 // (cosine 1 − d, dot the inner product, euclidean and manhattan 1 / (1 + d)); fulltext gives the
@@ -15,6 +15,7 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { validateChunkFilter } from '../filters.js';
 import type { RetrievalRequest, RetrievalResult, SearchType } from '../types.js';
+import { bm25Search, countBm25 } from './bm25.js';
 import { countFulltext, fulltextSearch } from './fulltext.js';
 import { hybridSearch } from './hybrid.js';
 import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';
@@ -30,8 +31,8 @@ export async function retrieve(services: Services, type: SearchType, request: Re
       return fulltextSearch(services, request);
     case 'hybrid':
       return hybridSearch(services, request);
-    default:
-      throw badRequest(`search_type ${String(type)} is not available yet`);
+    case 'bm25':
+      return bm25Search(services, request);
   }
 }
 
@@ -47,14 +48,13 @@ export async function countMatches(services: Services, type: 'semantic' | 'fullt
       return countSemantic(services, request.scoreThreshold == null ? null : await semanticQuery(services, request), request);
     case 'fulltext':
       return countFulltext(services, request);
-    default:
-      throw badRequest(`search_type ${String(type)} is not available yet`);
+    case 'bm25':
+      return countBm25(services, request);
   }
 }
 
 function validate(type: SearchType, request: RetrievalRequest): void {
-  if (type === 'bm25') throw badRequest('search_type bm25 is not available yet');
-  if (!['semantic', 'fulltext', 'hybrid'].includes(type)) throw badRequest(`search_type: must be one of semantic, fulltext, hybrid, bm25, got ${JSON.stringify(type)}`);
+  if (!['semantic', 'fulltext', 'hybrid', 'bm25'].includes(type)) throw badRequest(`search_type: must be one of semantic, fulltext, hybrid, bm25, got ${JSON.stringify(type)}`);
   if (!Number.isInteger(request.limit) || request.limit < 0) throw badRequest(`limit: must be a whole number at least 0, got ${request.limit}`);
   if (!Number.isInteger(request.offset) || request.offset < 0) throw badRequest(`offset: must be a whole number at least 0, got ${request.offset}`);
   if (typeof request.query !== 'string' || request.query.trim() === '') throw badRequest('query: must not be empty');
@@ -62,6 +62,7 @@ function validate(type: SearchType, request: RetrievalRequest): void {
   const config = datasetConfig(request.dataset);
   if ((type === 'semantic' || type === 'hybrid') && !config.SEMANTIC_ENABLED) throw badRequest(`search_type ${type}: semantic search is disabled for this dataset (SEMANTIC_ENABLED)`);
   if ((type === 'fulltext' || type === 'hybrid') && !config.FULLTEXT_ENABLED) throw badRequest(`search_type ${type}: full-text search is disabled for this dataset (FULLTEXT_ENABLED)`);
+  if (type === 'bm25' && !config.BM25_ENABLED) throw badRequest('search_type bm25: BM25 is disabled for this dataset (BM25_ENABLED)');
   // Refused before any engine is asked, with the request's field name.
   validateChunkFilter(request.filter, 'filters');
 }

@@ -7,6 +7,7 @@ import * as m004 from './004_users.js';
 import * as m005 from './005_datasets.js';
 import * as m006 from './006_chunks.js';
 import * as m007 from './007_search.js';
+import * as m008 from './008_bm25.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '005_datasets': m005,
   '006_chunks': m006,
   '007_search': m007,
+  '008_bm25': m008,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

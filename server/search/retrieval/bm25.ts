@@ -1,0 +1,64 @@
+// BM25 keyword scoring, computed in PostgreSQL over the terms each chunk row carries (stemmed, stop
+// words dropped; a full-text boost repeats its phrase's terms). A chunk matches when it holds any
+// query term; its score is Σ idf(t) · tf·(k+1) / (tf + k·(1 − b + b·len/avg)) with the dataset's
+// BM25_K, BM25_B and BM25_AVG_LEN, and idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)) counted over the
+// whole dataset, so a filter narrows the results without changing their scores.
+import type { Knex } from 'knex';
+import { datasetConfig } from '../../domain/datasetConfig.js';
+import type { Services } from '../../services.js';
+import { applyChunkFilter } from '../filters.js';
+import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+
+interface Scored extends Hit {
+  total: string;
+}
+
+function scoredQuery(db: Knex, request: RetrievalRequest, limit: number, offset: number): Knex.Raw {
+  const config = datasetConfig(request.dataset);
+  const k = config.BM25_K;
+  const b = config.BM25_B;
+  const average = config.BM25_AVG_LEN > 0 ? config.BM25_AVG_LEN : 1;
+  const filtered = applyChunkFilter(db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters');
+  return db.raw(
+    `with terms as (select distinct lexeme from unnest(to_tsvector('english', ?))),
+     query as (select to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) as q from terms),
+     matches as (
+       select c.id, c.bm25_length as len, u.lexeme, coalesce(array_length(u.positions, 1), 1) as tf
+       from chunks c cross join query, unnest(c.bm25_terms) u
+       where c.dataset_id = ? and c.bm25_terms @@ query.q and u.lexeme in (select lexeme from terms)),
+     df as (select lexeme, count(distinct id) as n from matches group by lexeme),
+     size as (select count(*) as n from chunks where dataset_id = ?),
+     scored as (
+       select m.id, sum(ln(1 + (size.n - df.n + 0.5) / (df.n + 0.5)) * m.tf * (?::float8 + 1)
+                    / (m.tf + ?::float8 * (1 - ?::float8 + ?::float8 * m.len / ?::float8))) as score
+       from matches m join df using (lexeme) cross join size
+       where m.id in (?)
+       group by m.id)
+     select id, score, count(*) over () as total from scored
+     where ?::float8 is null or score >= ?::float8
+     order by score desc, id limit ? offset ?`,
+    [request.query, request.dataset.id, request.dataset.id, k, k, b, b, average, filtered, request.scoreThreshold ?? null, request.scoreThreshold ?? null, limit, offset],
+  );
+}
+
+async function run(services: Services, request: RetrievalRequest, limit: number, offset: number): Promise<RetrievalResult> {
+  const { rows } = (await scoredQuery(services.store.db, request, limit, offset)) as unknown as { rows: Scored[] };
+  if (rows.length === 0 && offset > 0) {
+    // Past the last page: the window count comes from the first row of the whole list.
+    return { hits: [], total: (await run(services, request, 1, 0)).total };
+  }
+  return { hits: rows.map((r) => ({ id: r.id, score: Number(r.score) })), total: rows.length ? Number(rows[0].total) : 0 };
+}
+
+export function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
+  return run(services, request, request.limit, request.offset);
+}
+
+/** The best `window` BM25 hits, for fusion. */
+export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
+  return (await run(services, request, window, 0)).hits;
+}
+
+export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
+  return (await run(services, request, 1, 0)).total;
+}
