@@ -13,36 +13,44 @@ interface Scored extends Hit {
   total: string;
 }
 
-function scoredQuery(db: Knex, request: RetrievalRequest, limit: number, offset: number): Knex.Raw {
+/** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
+async function queryTerms(db: Knex, query: string): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { lexeme: string }[] }>(`select distinct lexeme from unnest(to_tsvector('english', ?))`, [query]);
+  return rows.map((r) => r.lexeme);
+}
+
+function scoredQuery(db: Knex, request: RetrievalRequest, terms: string[], limit: number, offset: number): Knex.Raw {
   const config = datasetConfig(request.dataset);
   const k = config.BM25_K;
   const b = config.BM25_B;
   const average = config.BM25_AVG_LEN > 0 ? config.BM25_AVG_LEN : 1;
+  const anyTerm = terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
   const filtered = applyChunkFilter(db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters');
+  // One pass over the (chunk, query term) pairs; df per term by a window over them, so the plan
+  // stays linear in the matches however long the query is.
   return db.raw(
-    `with terms as (select distinct lexeme from unnest(to_tsvector('english', ?))),
-     query as (select to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) as q from terms),
-     matches as (
-       select c.id, c.bm25_length as len, u.lexeme, coalesce(array_length(u.positions, 1), 1) as tf
-       from chunks c cross join query, unnest(c.bm25_terms) u
-       where c.dataset_id = ? and c.bm25_terms @@ query.q and u.lexeme in (select lexeme from terms)),
-     df as (select lexeme, count(distinct id) as n from matches group by lexeme),
-     size as (select count(*) as n from chunks where dataset_id = ?),
+    `with matches as (
+       select c.id, c.bm25_length as len, coalesce(array_length(u.positions, 1), 1) as tf,
+              count(*) over (partition by u.lexeme) as df
+       from chunks c, unnest(c.bm25_terms) u
+       where c.dataset_id = ? and c.bm25_terms @@ to_tsquery('simple', ?) and u.lexeme = any(?::text[])),
      scored as (
-       select m.id, sum(ln(1 + (size.n - df.n + 0.5) / (df.n + 0.5)) * m.tf * (?::float8 + 1)
-                    / (m.tf + ?::float8 * (1 - ?::float8 + ?::float8 * m.len / ?::float8))) as score
-       from matches m join df using (lexeme) cross join size
-       where m.id in (?)
-       group by m.id)
+       select id, sum(ln(1 + ((select count(*) from chunks where dataset_id = ?) - df + 0.5) / (df + 0.5)) * tf * (?::float8 + 1)
+                    / (tf + ?::float8 * (1 - ?::float8 + ?::float8 * len / ?::float8))) as score
+       from matches
+       where id in (?)
+       group by id)
      select id, score, count(*) over () as total from scored
      where ?::float8 is null or score >= ?::float8
      order by score desc, id limit ? offset ?`,
-    [request.query, request.dataset.id, request.dataset.id, k, k, b, b, average, filtered, request.scoreThreshold ?? null, request.scoreThreshold ?? null, limit, offset],
+    [request.dataset.id, anyTerm, terms, request.dataset.id, k, k, b, b, average, filtered, request.scoreThreshold ?? null, request.scoreThreshold ?? null, limit, offset],
   );
 }
 
 async function run(services: Services, request: RetrievalRequest, limit: number, offset: number): Promise<RetrievalResult> {
-  const { rows } = (await scoredQuery(services.store.db, request, limit, offset)) as unknown as { rows: Scored[] };
+  const terms = await queryTerms(services.store.db, request.query);
+  if (terms.length === 0) return { hits: [], total: 0 };
+  const { rows } = (await scoredQuery(services.store.db, request, terms, limit, offset)) as unknown as { rows: Scored[] };
   if (rows.length === 0 && offset > 0) {
     // Past the last page: the window count comes from the first row of the whole list.
     return { hits: [], total: (await run(services, request, 1, 0)).total };

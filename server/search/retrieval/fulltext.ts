@@ -43,9 +43,19 @@ export function endsInPrefix(query: string): boolean {
  * last lexeme of its text form gets `:*`.
  */
 function tsquery(query: string, prefix: boolean): { sql: string; bindings: string[] } {
+  const parsed = anyWord(query) ? `replace(websearch_to_tsquery('english', ?)::text, ' & ', ' | ')::tsquery` : `websearch_to_tsquery('english', ?)`;
   return prefix && endsInPrefix(query)
-    ? { sql: `regexp_replace(websearch_to_tsquery('english', ?)::text, ?, ?)::tsquery`, bindings: [query, LAST_LEXEME, '\\&:*'] }
-    : { sql: `websearch_to_tsquery('english', ?)`, bindings: [query] };
+    ? { sql: `regexp_replace((${parsed})::text, ?, ?)::tsquery`, bindings: [query, LAST_LEXEME, '\\&:*'] }
+    : { sql: parsed, bindings: [query] };
+}
+
+/**
+ * A plain query (no "quoted phrase", no -word) matches chunks holding any of its words, ranked by how
+ * densely they hold them, as search engines do for natural-language queries; quotes and minus signs
+ * ask for strict matching, which websearch_to_tsquery gives.
+ */
+function anyWord(query: string): boolean {
+  return !query.includes('"') && !/(^|\s)-\S/.test(query);
 }
 
 /**

@@ -1,4 +1,6 @@
-// Hybrid retrieval: the semantic and the full-text top lists, fused by reciprocal rank fusion.
+// Hybrid retrieval: the semantic and the keyword top lists, fused by reciprocal rank fusion. The
+// keyword list is BM25 (scored the same with every lexical engine) unless the dataset disables it,
+// then the lexical engine's full-text list.
 //
 // Each list holds the top max(offset + limit, 100) chunks (at most 1000) that pass the filter; a
 // chunk's fused score is Σ weight / (k + rank) over the lists it is in (rank 1 is the best, k = 60),
@@ -8,6 +10,8 @@
 // twice the window.
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+import { datasetConfig } from '../../domain/datasetConfig.js';
+import { bm25Top } from './bm25.js';
 import { fulltextTop } from './fulltext.js';
 import { nearest, semanticQuery } from './semantic.js';
 
@@ -42,7 +46,7 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const each = { ...request, scoreThreshold: null };
   const [semantic, fulltext] = await Promise.all([
     semanticQuery(services, each).then((query) => nearest(services, query, each, window)),
-    fulltextTop(services, each, window),
+    datasetConfig(request.dataset).BM25_ENABLED ? bm25Top(services, each, window) : fulltextTop(services, each, window),
   ]);
   const hits = reciprocalRankFusion([
     { hits: semantic, weight: weights.semantic },

@@ -3,7 +3,7 @@
 //
 //   semantic  nearest neighbours of the query's vector (pgvector, the dataset's HNSW index)
 //   fulltext  the lexical engine's matches (Postgres full-text or Typesense)
-//   hybrid    both, fused by reciprocal rank
+//   hybrid    semantic and BM25 (or the lexical engine, without BM25), fused by reciprocal rank
 //   bm25      BM25 over the terms stored on each chunk row, computed in PostgreSQL
 //
 // Scores are higher-is-better within a type: semantic turns the metric's distance into a similarity
@@ -61,7 +61,8 @@ function validate(type: SearchType, request: RetrievalRequest): void {
   if (request.scoreThreshold != null && !Number.isFinite(request.scoreThreshold)) throw badRequest('score_threshold: must be a number');
   const config = datasetConfig(request.dataset);
   if ((type === 'semantic' || type === 'hybrid') && !config.SEMANTIC_ENABLED) throw badRequest(`search_type ${type}: semantic search is disabled for this dataset (SEMANTIC_ENABLED)`);
-  if ((type === 'fulltext' || type === 'hybrid') && !config.FULLTEXT_ENABLED) throw badRequest(`search_type ${type}: full-text search is disabled for this dataset (FULLTEXT_ENABLED)`);
+  if (type === 'fulltext' && !config.FULLTEXT_ENABLED) throw badRequest('search_type fulltext: full-text search is disabled for this dataset (FULLTEXT_ENABLED)');
+  if (type === 'hybrid' && !config.FULLTEXT_ENABLED && !config.BM25_ENABLED) throw badRequest('search_type hybrid: needs FULLTEXT_ENABLED or BM25_ENABLED');
   if (type === 'bm25' && !config.BM25_ENABLED) throw badRequest('search_type bm25: BM25 is disabled for this dataset (BM25_ENABLED)');
   // Refused before any engine is asked, with the request's field name.
   validateChunkFilter(request.filter, 'filters');
