@@ -114,6 +114,9 @@ export class TypesenseLexicalIndex implements LexicalIndex {
         include_fields: 'id',
         per_page: perPage,
         page,
+        // Keep dropping query words (from the right) until as many hits as asked exist, so a long
+        // natural-language query still gets a full list, ranked by how many of its words match.
+        drop_tokens_threshold: limit,
       });
       const found = response.hits ?? [];
       // text_match is a 64-bit integer; as a JS number it loses low bits, which only merges near-ties.
