@@ -5,15 +5,18 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
 import { MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
+import { DEFAULT_CISI_DIR } from './cisi.js';
+import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
 import { writeResult } from './report.js';
+import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
-  --chunks <n>           corpus size (default 10000)
+  --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
   --seed <n>             corpus seed (default 42)
 
   ingest:
@@ -25,6 +28,13 @@ const USAGE = `usage: npm run bench -- [options]
                            (the timers cost a little: compare figures from runs without it)
   --cpu-profile          a V8 CPU profile of each measured phase, in bench/results/prof/
                            (summarise: npx tsx bench/profile.ts bench/results/prof/<file>)
+
+  relevance:
+  --cisi <dir>           the CISI collection: docs.jsonl, queries.jsonl, qrels.jsonl
+                           (default ${DEFAULT_CISI_DIR})
+
+  search:
+  --queries <n>          measured queries per search type (default 200)
   -h, --help`;
 
 interface Suite {
@@ -34,9 +44,10 @@ interface Suite {
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      suite: { type: 'string', default: 'ingest' },
+      suite: { type: 'string', default: 'all' },
       mode: { type: 'string', default: MODES.join(',') },
-      chunks: { type: 'string', default: '10000' },
+      chunks: { type: 'string' },
+      queries: { type: 'string', default: '200' },
       seed: { type: 'string', default: '42' },
       batch: { type: 'string', default: '120' },
       'raw-batch': { type: 'string', default: '1000' },
@@ -44,6 +55,7 @@ async function main(): Promise<number> {
       warmup: { type: 'string', default: '480' },
       profile: { type: 'boolean', default: false },
       'cpu-profile': { type: 'boolean', default: false },
+      cisi: { type: 'string', default: DEFAULT_CISI_DIR },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -60,7 +72,7 @@ async function main(): Promise<number> {
   const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
 
   const ingest: IngestOptions = {
-    chunks: int('chunks', values.chunks, 1),
+    chunks: int('chunks', values.chunks ?? '10000', 1),
     seed: int('seed', values.seed),
     batch: int('batch', values.batch, 1),
     rawBatch: int('raw-batch', values['raw-batch'], 1),
@@ -69,11 +81,26 @@ async function main(): Promise<number> {
     profile: values.profile,
     cpuProfile: values['cpu-profile'],
   };
+  const relevance: RelevanceOptions = { cisiDir: values.cisi };
   const suites: Record<string, Suite> = {
     ingest: {
       run: async (modeEnv, log) => {
         const result = await runIngest(modeEnv, ingest, log);
         return { json: result as unknown as Record<string, unknown>, text: formatIngest(modeEnv.mode, result) };
+      },
+    },
+    relevance: {
+      run: async (modeEnv, log) => {
+        const result = await runRelevance(modeEnv, relevance, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatRelevance(modeEnv.mode, result) };
+      },
+    },
+    search: {
+      run: async (modeEnv, log) => {
+        const chunks = values.chunks === undefined ? null : int('chunks', values.chunks, 1);
+        if (chunks === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
+        const result = await runSearchBench(modeEnv, { chunks, seed: int('seed', values.seed), queries: int('queries', values.queries, 1) }, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };
       },
     },
   };

@@ -1,0 +1,1029 @@
+// The search suite: a corpus loaded through the API, then a fixed, seeded set of queries run through
+// `POST /api/chunk/search` (V2, one at a time) and, for the same queries, straight on the engines.
+// Figures: p50 / p99 latency of each, their ratio, and in between the service's own retrieval called
+// in-process (the statements it sends, without HTTP, auth, loading rows, highlights or analytics).
+//
+//   API        POST /api/chunk/search over node:http keep-alive, with an organization API key
+//   retrieval  retrieve() from server/search/retrieval, in-process: every engine call the service makes
+//   raw        the engines answering the same top 10: the kNN statement the service writes (semantic),
+//              a ranked full-text statement or one Typesense search call (fulltext), both lists plus
+//              reciprocal rank fusion (hybrid)
+//
+// Query embedding (the built-in embedder) happens outside the raw timing and is timed on its own,
+// so the API's figure can be read without it.
+import http from 'node:http';
+import os from 'node:os';
+import type { Knex } from 'knex';
+import { Client as TypesenseClient } from 'typesense';
+import { createClient, type Client } from '../generated/client/client/index.js';
+import { createDataset, createOrganization, createOrganizationApiKey, searchChunks } from '../generated/client/sdk.gen.js';
+import type { ChunkFilter, ChunkReqPayload } from '../generated/client/types.gen.js';
+import { loadConfig, type Config } from '../server/config.js';
+import type { DatasetRow } from '../server/domain/datasets.js';
+import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
+import { handlers } from '../server/handlers/index.js';
+import { startService, type RunningService } from '../server/main.js';
+import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
+import { retrieve } from '../server/search/retrieval/index.js';
+import { useIterativeScan } from '../server/search/retrieval/semantic.js';
+import type { Hit, SearchType } from '../server/search/types.js';
+import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
+import { corpusStats, generateCorpus, prng } from './corpus.js';
+import { ADMIN_KEY, type Mode, type ModeEnvironment } from './modes.js';
+import { fmt, mean, percentile, stopwatch, table } from './report.js';
+
+/** Corpus size when --chunks is not given: the issue's 100,000, or 20,000 on PGlite (~150 chunks/s to load). */
+export const DEFAULT_CHUNKS: Record<Mode, number> = { embedded: 20_000, full: 100_000 };
+/** Queries run before measuring each variant (through every path), not counted. */
+const WARMUP_QUERIES = 20;
+const PAGE_SIZE = 10;
+/** Chunks per load request (the API's limit) and load requests in flight. */
+const LOAD_BATCH = 120;
+const LOAD_CONCURRENCY = 2;
+/**
+ * Time one variant may take (three paths × its queries, estimated from its first request); past it,
+ * fewer queries are measured (at least MIN_CAPPED_QUERIES), on the API and raw paths only, and the
+ * result says so.
+ */
+const VARIANT_BUDGET_MS = 120_000;
+const MIN_CAPPED_QUERIES = 3;
+/** Queries of each variant sent again with timers on, for the breakdown of the API's time. */
+const BREAKDOWN_QUERIES = 50;
+/** The filtered variants keep the tag whose share of the corpus is nearest to this. */
+const TAG_SHARE = 0.1;
+/** Typesense candidates the raw filtered path asks for: one page, ~25 passing a ~10% filter. */
+const RAW_TYPESENSE_CANDIDATES = 250;
+
+export interface SearchOptions {
+  /** Corpus size; null for the mode's default (DEFAULT_CHUNKS). */
+  chunks: number | null;
+  seed: number;
+  /** Measured queries per variant. */
+  queries: number;
+}
+
+type Step = 'api' | 'retrieval' | 'raw';
+const STEPS: Step[] = ['api', 'retrieval', 'raw'];
+
+interface Variant {
+  name: string;
+  type: SearchType;
+  filter: ChunkFilter | null;
+}
+
+interface Latency {
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+export interface VariantResult {
+  name: string;
+  search_type: SearchType;
+  filter: ChunkFilter | null;
+  available: boolean;
+  /** Why the API refused it (bm25 before it exists). */
+  unavailable_reason?: string;
+  note?: string;
+  /** Fewer than --queries when the variant is too slow for its time budget. */
+  queries_measured?: number;
+  warmup_queries?: number;
+  latency_ms?: Record<Step, Latency | null>;
+  /** API p50 / raw p50, API p99 / raw p99: the API's overhead over the engines. */
+  ratio?: { p50: number | null; p99: number | null };
+  /** API latency minus the query's embedding time (semantic and hybrid embed the query). */
+  api_excluding_embedding_ms?: Latency | null;
+  retrieval_excluding_embedding_ms?: Latency | null;
+  /** Mean hits per query, by path; mean share of the API's top 10 that the raw top 10 holds. */
+  mean_hits?: Record<Step, number | null>;
+  overlap_api_raw?: number | null;
+  /** Queries whose API ids (in order) equal retrieve()'s: the API adds no reordering or loss. */
+  api_equals_retrieval?: number | null;
+  /** Load average (1 min) before and after the variant: other work on the machine shows here. */
+  loadavg?: [number, number];
+  /** Where an API request's time goes (a separate pass with timers on; its figures are not the ones above). */
+  breakdown?: Breakdown;
+  /** Every measured query's latency, by path, in query order (ms). */
+  latencies_ms?: Record<Step, number[] | null>;
+}
+
+export interface Breakdown {
+  requests: number;
+  /** Means per request, ms. */
+  client_ms: number;
+  handler_ms: number;
+  /** HTTP, JSON, request validation and authentication (its SQL included). */
+  outside_handler_ms: number;
+  /** Every SQL statement, inside and outside the handler, by statement (mean ms and calls per request). */
+  sql: { statement: string; ms: number; calls: number }[];
+}
+
+export interface SearchResult {
+  options: SearchOptions & { chunks: number; warmup_queries: number; page_size: number };
+  corpus: ReturnType<typeof corpusStats>;
+  engines: { store: string; lexical: string; workflows: string };
+  service_start_ms: number;
+  load: { chunks: number; batch: number; concurrency: number; wall_s: number; chunks_per_s: number; batch_p50_ms: number; batch_p99_ms: number };
+  counts: { chunks: number; vectors: number; lexical: number };
+  filter_tag: { tag: string; share: number };
+  queries: { count: number; words: { min: number; max: number; mean: number }; sample: string[] };
+  embedding_ms: Latency;
+  goals: { ratio_p50_max: number; p99_max_ms: number; checks: { what: string; value: number | null; met: boolean | null }[] };
+  variants: VariantResult[];
+  /** EXPLAIN (ANALYZE, BUFFERS) of the statements behind the median query, by name. */
+  plans: Record<string, string>;
+  /** Planner statistics of the tables when the queries ran. */
+  table_stats: Record<string, unknown>[];
+  autovacuum_wait_s: number;
+  /** When the tables had never been analyzed (PGlite): ANALYZE, then every variant again. */
+  after_analyze: { analyze_ms: number; goals: SearchResult['goals']; variants: VariantResult[]; plans: Record<string, string>; table_stats: Record<string, unknown>[] } | null;
+}
+
+export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOptions, log: (line: string) => void): Promise<SearchResult> {
+  const chunks = options.chunks ?? DEFAULT_CHUNKS[modeEnv.mode];
+  const corpus = generateCorpus({ count: chunks, seed: options.seed });
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < corpus.length; i += LOAD_BATCH) bodies.push(Buffer.from(JSON.stringify(corpus.slice(i, i + LOAD_BATCH))));
+  const queries = queriesFrom(corpus, options.queries, options.seed + 1000);
+  const warmQueries = queriesFrom(corpus, WARMUP_QUERIES, options.seed + 2000);
+
+  const env = await modeEnv.freshEnv();
+  const config = loadConfig(env);
+  const started = stopwatch();
+  const service = await startService(config);
+  const serviceStartMs = started().wallMs;
+  const engines = { store: service.services.store.kind, lexical: service.services.lexical.kind, workflows: service.services.workflows.kind };
+  log(`service on ${service.url} (${engines.store}, ${engines.lexical}, ${engines.workflows}) in ${fmt(serviceStartMs)} ms`);
+  const db = service.services.store.db;
+  try {
+    const admin = createClient({ baseUrl: service.url, auth: () => ADMIN_KEY });
+    const { dataset, apiKey } = await setUp(admin);
+    const datasetRow = (await db<DatasetRow>('datasets').where({ id: dataset.id }).first())!;
+
+    // Load through the API, as a client would.
+    log(`loading ${fmt(chunks)} chunks through POST /api/chunk (${LOAD_BATCH} per request, ${LOAD_CONCURRENCY} in flight)…`);
+    const load = await loadThroughApi(service, dataset.id, bodies, log);
+    log(`loaded in ${fmt(load.wall_s, 1)} s (${fmt(load.chunks_per_s)} chunks/s)`);
+    const raw = rawEngines(config, db, dataset);
+    const counts = { chunks: await countRows(db, 'chunks', dataset.id), vectors: await countRows(db, 'chunk_vectors', dataset.id), lexical: await raw.lexicalCount() };
+    for (const [what, n] of Object.entries(counts)) if (n !== chunks) throw new Error(`after the load the dataset holds ${n} ${what}, expected ${chunks}`);
+
+    const filterTag = await tagNearest(db, dataset.id, chunks, TAG_SHARE);
+    const tagFilter: ChunkFilter = { must: [{ field: 'tag_set', match_any: [filterTag.tag] }] };
+    log(`filter: tag_set match_any ${filterTag.tag} (${fmt(filterTag.share * 100, 1)}% of chunks)`);
+
+    // Query vectors, computed outside every timing; embedding time measured on its own.
+    const embedder = new BuiltinEmbedder(dataset.size);
+    const vectors = new Map<string, string>();
+    const embedMs = new Map<string, number>();
+    for (const q of [...warmQueries, ...queries]) {
+      const times: number[] = [];
+      let vector: number[] = [];
+      for (let k = 0; k < 5; k++) {
+        const t0 = performance.now();
+        [vector] = await embedder.embed([q], 'query');
+        times.push(performance.now() - t0);
+      }
+      vectors.set(q, vectorLiteral(vector));
+      embedMs.set(q, percentile(times, 50));
+    }
+
+    // bm25 last: where it is very slow, it cannot hold up the others.
+    const variants: Variant[] = [
+      { name: 'semantic', type: 'semantic', filter: null },
+      { name: 'fulltext', type: 'fulltext', filter: null },
+      { name: 'hybrid', type: 'hybrid', filter: null },
+      { name: `semantic, tag ${filterTag.tag}`, type: 'semantic', filter: tagFilter },
+      { name: `fulltext, tag ${filterTag.tag}`, type: 'fulltext', filter: tagFilter },
+      { name: 'bm25', type: 'bm25', filter: null },
+    ];
+    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, vectors, embedMs };
+
+    // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
+    const autovacuumWaitS = await autovacuumIdle(db, 180_000);
+    if (autovacuumWaitS > 0) log(`waited ${fmt(autovacuumWaitS, 1)} s for autovacuum to finish`);
+    const statsBefore = await tableStats(service, db);
+    const pass = await measurePass(ctx, variants, warmQueries, queries, log);
+    const plans = await explainPlans(service, db, datasetRow, raw, vectors, pass, variants);
+
+    // PGlite has no autovacuum: tables written through the service are never analyzed, and the
+    // planner guesses. The same queries again after ANALYZE show what statistics change.
+    let afterAnalyze: SearchResult['after_analyze'] = null;
+    if (statsBefore.some((t) => Number(t.reltuples) < 0)) {
+      log('the tables have no planner statistics (never analyzed): ANALYZE, then the same queries again');
+      const t0 = performance.now();
+      await db.raw('analyze chunks, chunk_vectors, lexical_documents');
+      const analyzeMs = performance.now() - t0;
+      const again = await measurePass(ctx, variants, warmQueries, queries, (line) => log(`after ANALYZE: ${line}`));
+      const plansAfter = await explainPlans(service, db, datasetRow, raw, vectors, again, variants);
+      afterAnalyze = { analyze_ms: Math.round(analyzeMs), goals: goals(again.results), variants: again.results, plans: plansAfter, table_stats: await tableStats(service, db) };
+    }
+
+    const embedding = latency([...embedMs.entries()].filter(([q]) => queries.includes(q)).map(([, ms]) => ms));
+    return {
+      options: { ...options, chunks, warmup_queries: WARMUP_QUERIES, page_size: PAGE_SIZE },
+      corpus: corpusStats(corpus),
+      engines,
+      service_start_ms: Math.round(serviceStartMs),
+      load,
+      counts,
+      autovacuum_wait_s: autovacuumWaitS,
+      filter_tag: filterTag,
+      queries: {
+        count: queries.length,
+        words: (() => {
+          const n = queries.map((q) => q.split(' ').length);
+          return { min: Math.min(...n), max: Math.max(...n), mean: Math.round(mean(n) * 100) / 100 };
+        })(),
+        sample: queries.slice(0, 10),
+      },
+      embedding_ms: embedding,
+      goals: goals(pass.results),
+      variants: pass.results,
+      plans,
+      table_stats: statsBefore,
+      after_analyze: afterAnalyze,
+    };
+  } finally {
+    await service.stop();
+  }
+}
+
+interface PassOutcome {
+  results: VariantResult[];
+  /** The queries at each variant's median and p99 API latency. */
+  medianQuery: Record<string, string>;
+  p99Query: Record<string, string>;
+  /** Variants measured on fewer queries (capped) or on the probe alone (single). */
+  slow: Set<string>;
+  single: Set<string>;
+  /** Each variant's first request: its query and the statements the service sent (`?` placeholders). */
+  probes: Record<string, { query: string; statements: Statement[] }>;
+}
+
+/** Every variant measured once: a probe through the SDK, then the paths (measureVariant), then the breakdown. */
+async function measurePass(
+  ctx: MeasureContext,
+  variants: Variant[],
+  warmQueries: string[],
+  queries: string[],
+  log: (line: string) => void,
+): Promise<PassOutcome> {
+  const apiClient = createClient({ baseUrl: ctx.service.url, auth: () => ctx.apiKey });
+  const db = ctx.service.services.store.db;
+  const results: VariantResult[] = [];
+  const medianQuery: Record<string, string> = {};
+  const p99Query: Record<string, string> = {};
+  const slow = new Set<string>();
+  const single = new Set<string>();
+  const probes: PassOutcome['probes'] = {};
+  for (const variant of variants) {
+    // One request through the SDK first: a type the API refuses (bm25 before it existed) is reported
+    // as unavailable, a slow one gets fewer queries (VARIANT_BUDGET_MS), and the statements the
+    // service sends are recorded (BM25's raw path is its one statement).
+    const sent: { sql: string; bindings: unknown[] }[] = [];
+    const listener = (data: { sql: string; bindings?: unknown[] }) => sent.push({ sql: data.sql, bindings: [...(data.bindings ?? [])] });
+    db.on('query', listener);
+    const t0 = performance.now();
+    const probe = await searchChunks({
+      client: apiClient,
+      headers: { 'SVC-Dataset': ctx.dataset.id, 'X-API-Version': 'V2' },
+      body: { query: warmQueries[0], search_type: variant.type, page_size: PAGE_SIZE, filters: variant.filter },
+    }).finally(() => db.off('query', listener));
+    const probeMs = performance.now() - t0;
+    if (!probe.data) {
+      const reason = `the API answered ${probe.response?.status}: ${JSON.stringify(probe.error).slice(0, 200)}`;
+      log(`${variant.name}: unavailable (${reason})`);
+      results.push({ name: variant.name, search_type: variant.type, filter: variant.filter, available: false, unavailable_reason: reason });
+      continue;
+    }
+    const statements = sent
+      .filter((x) => /^\s*(with|select)\b/i.test(x.sql) && !/set_config/.test(x.sql))
+      .map((x) => ({ sql: questionMarks(x.sql, x.bindings.length), bindings: x.bindings }));
+    probes[variant.name] = { query: warmQueries[0], statements };
+    let bm25: Statement | null = null;
+    if (variant.type === 'bm25') {
+      const own = sent.filter((x) => /bm25_terms/.test(x.sql));
+      if (own.length === 1 && own[0].bindings[0] === warmQueries[0]) bm25 = { sql: questionMarks(own[0].sql, own[0].bindings.length), bindings: own[0].bindings };
+    }
+    if (probeMs > VARIANT_BUDGET_MS / 3) {
+      // Too slow to measure within the budget: the probe is the one figure.
+      log(`${variant.name}: one request took ${fmt(probeMs / 1000, 1)} s; not measured further`);
+      slow.add(variant.name);
+      single.add(variant.name);
+      medianQuery[variant.name] = warmQueries[0];
+      results.push({
+        name: variant.name,
+        search_type: variant.type,
+        filter: variant.filter,
+        available: true,
+        queries_measured: 1,
+        warmup_queries: 0,
+        note: `one request only (${fmt(probeMs / 1000, 1)} s, cold): too slow for the ${VARIANT_BUDGET_MS / 1000} s budget`,
+        latency_ms: { api: latency([probeMs]), retrieval: null, raw: null },
+        ratio: { p50: null, p99: null },
+        latencies_ms: { api: [round2(probeMs)], retrieval: null, raw: null },
+      });
+      continue;
+    }
+    const { warm, measured, capped } = withinBudget(probeMs, warmQueries, queries);
+    log(`${variant.name}: ${warm.length} warm-up + ${measured.length} queries${capped ? ` (the first request took ${fmt(probeMs)} ms: API and raw only)` : ''}…`);
+    const r = await measureVariant(ctx, variant, warm, measured, capped, bm25);
+    if (!capped) r.breakdown = await breakdown(ctx, variant, measured.slice(0, BREAKDOWN_QUERIES));
+    else slow.add(variant.name);
+    results.push(r);
+    const at = r.latencies_ms!.api!;
+    const sorted = at.map((ms, i) => [ms, i] as const).sort((a, b) => a[0] - b[0]);
+    medianQuery[variant.name] = measured[sorted[Math.floor(sorted.length / 2)][1]];
+    p99Query[variant.name] = measured[sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)][1]];
+    log(
+      `${variant.name}: API p50 ${fmt(r.latency_ms!.api!.p50, 2)} ms, p99 ${fmt(r.latency_ms!.api!.p99, 2)} ms; ` +
+        `raw p50 ${fmt(r.latency_ms!.raw?.p50, 2)} ms, p99 ${fmt(r.latency_ms!.raw?.p99, 2)} ms; ratio p50 ${fmt(r.ratio?.p50, 2)}`,
+    );
+  }
+  return { results, medianQuery, p99Query, slow, single, probes };
+}
+
+/** Waits (up to `maxMs`) until no autovacuum worker runs; the seconds waited. PGlite has none. */
+async function autovacuumIdle(db: Knex, maxMs: number): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    let busy = 0;
+    try {
+      const { rows } = await db.raw<{ rows: { n: string }[] }>(`select count(*) as n from pg_stat_activity where backend_type = 'autovacuum worker'`);
+      busy = Number(rows[0].n);
+    } catch {
+      return 0;
+    }
+    if (busy === 0 || performance.now() - t0 > maxMs) return Math.round((performance.now() - t0) / 100) / 10;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/** The warm-up and measured queries that fit in VARIANT_BUDGET_MS at `probeMs` a request per path. */
+function withinBudget(probeMs: number, warm: string[], measured: string[]): { warm: string[]; measured: string[]; capped: boolean } {
+  if (probeMs * STEPS.length * (warm.length + measured.length) <= VARIANT_BUDGET_MS) return { warm, measured, capped: false };
+  // Capped: the API and raw paths only (retrieve() runs the same statements as raw), fewer queries.
+  const n = Math.max(MIN_CAPPED_QUERIES, Math.floor((VARIANT_BUDGET_MS / (probeMs * 2)) * 0.9));
+  return { warm: warm.slice(0, Math.max(1, Math.min(warm.length, Math.floor(n / 10)))), measured: measured.slice(0, Math.min(measured.length, n)), capped: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up and load
+
+interface Dataset {
+  id: string;
+  organizationId: string;
+  size: number;
+  metric: DistanceMetric;
+}
+
+/** Set-up calls are not measured: retry once on a network error (a keep-alive socket timed out). */
+async function once<T extends { response?: Response }>(call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await call();
+    if (result.response) return result;
+  } catch {
+    // fall through to the retry
+  }
+  return call();
+}
+
+/** An organization, a dataset and a read-only organization API key, through the SDK. */
+async function setUp(admin: Client): Promise<{ dataset: Dataset; apiKey: string }> {
+  const org = await once(() => createOrganization({ client: admin, body: { name: 'bench-search' } }));
+  if (!org.data) throw new Error(`createOrganization answered ${org.response?.status}: ${JSON.stringify(org.error)}`);
+  const headers = { 'SVC-Organization': org.data.id };
+  const ds = await once(() => createDataset({ client: admin, headers, body: { dataset_name: 'bench-search' } }));
+  if (!ds.data) throw new Error(`createDataset answered ${ds.response?.status}: ${JSON.stringify(ds.error)}`);
+  const key = await once(() => createOrganizationApiKey({ client: admin, headers, body: { name: 'bench-search', role: 0 } }));
+  if (!key.data) throw new Error(`createOrganizationApiKey answered ${key.response?.status}: ${JSON.stringify(key.error)}`);
+  const conf = ds.data.server_configuration;
+  return {
+    dataset: { id: ds.data.id, organizationId: org.data.id, size: conf.EMBEDDING_SIZE ?? 384, metric: (conf.DISTANCE_METRIC ?? 'cosine') as DistanceMetric },
+    apiKey: key.data.api_key,
+  };
+}
+
+/**
+ * One POST over the keep-alive agent. A request on a reused socket that the server has just closed
+ * (idle past its keep-alive timeout: PGlite runs in this thread, so a slow query can hold the event
+ * loop past it) is sent again once on a new socket, as Node's documentation advises.
+ */
+async function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
+  try {
+    return await postOnce(agent, url, headers, body);
+  } catch (error) {
+    if ((error as { reusedSocket?: boolean }).reusedSocket && (error as { code?: string }).code === 'ECONNRESET') return postOnce(agent, url, headers, body);
+    throw error;
+  }
+}
+
+function postOnce(agent: http.Agent, url: URL, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) } },
+      (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', (error) => reject(Object.assign(error, { reusedSocket: request.reusedSocket })));
+    request.end(body);
+  });
+}
+
+/** The corpus POSTed to /api/chunk in batches, LOAD_CONCURRENCY requests in flight (as the ingest suite does). */
+async function loadThroughApi(service: RunningService, datasetId: string, bodies: Buffer[], log: (line: string) => void): Promise<SearchResult['load']> {
+  const url = new URL('/api/chunk', service.url);
+  const headers = { authorization: ADMIN_KEY, 'svc-dataset': datasetId };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: LOAD_CONCURRENCY });
+  const latencies = new Array<number>(bodies.length);
+  let next = 0;
+  let done = 0;
+  let stored = 0;
+  const clock = stopwatch();
+  const worker = async () => {
+    while (next < bodies.length) {
+      const i = next++;
+      const t0 = performance.now();
+      const { status, text } = await post(agent, url, headers, bodies[i]);
+      latencies[i] = performance.now() - t0;
+      if (status !== 200) throw new Error(`POST /api/chunk (batch ${i}) answered ${status}: ${text.slice(0, 500)}`);
+      stored += (JSON.parse(text) as { chunk_metadata: unknown[] }).chunk_metadata.length;
+      if (++done % Math.max(1, Math.round(bodies.length / 10)) === 0) {
+        log(`  ${fmt(stored)} chunks, ${fmt(clock().wallMs / 1000)} s, last batch ${fmt(latencies[i])} ms`);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
+  } finally {
+    agent.destroy();
+  }
+  const wallMs = clock().wallMs;
+  return {
+    chunks: stored,
+    batch: LOAD_BATCH,
+    concurrency: LOAD_CONCURRENCY,
+    wall_s: Math.round(wallMs / 100) / 10,
+    chunks_per_s: Math.round((stored * 1000) / wallMs),
+    batch_p50_ms: Math.round(percentile(latencies, 50)),
+    batch_p99_ms: Math.round(percentile(latencies, 99)),
+  };
+}
+
+async function countRows(db: Knex, tableName: string, datasetId: string): Promise<number> {
+  return Number((await db(tableName).where({ dataset_id: datasetId }).count<{ n: string }[]>('* as n'))[0].n);
+}
+
+/** The tag whose share of the dataset's chunks is nearest to `share`. */
+async function tagNearest(db: Knex, datasetId: string, total: number, share: number): Promise<{ tag: string; share: number }> {
+  const { rows } = await db.raw<{ rows: { tag: string; n: string }[] }>(
+    'select tag, count(*) as n from chunks, unnest(tag_set) as tag where dataset_id = ? group by tag order by tag',
+    [datasetId],
+  );
+  const shares = rows.map((r) => ({ tag: r.tag, share: Number(r.n) / total }));
+  shares.sort((a, b) => Math.abs(a.share - share) - Math.abs(b.share - share));
+  return { tag: shares[0].tag, share: Math.round(shares[0].share * 10_000) / 10_000 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+/** The corpus's function words (corpus.ts), and `id` from its `<code>word_id</code>`: not query words. */
+const NOT_QUERY_WORDS = new Set(
+  ('the a an of to in and or for with on at by from as is are was be it this that these you your we our ' +
+    'can will may should not when if then than into after before each every all any some more most only also id').split(' '),
+);
+
+/**
+ * `count` queries of 2–4 distinct content words, each taken from one chunk picked at random (seeded),
+ * so every query matches at least one chunk, and common words come up as often as they do in the text.
+ */
+export function queriesFrom(corpus: ChunkReqPayload[], count: number, seed: number): string[] {
+  const random = prng(seed);
+  const out: string[] = [];
+  while (out.length < count) {
+    const html = corpus[Math.floor(random() * corpus.length)].chunk_html ?? '';
+    const words = [...new Set(html.replace(/<[^>]+>/g, ' ').replace(/&[a-z]+;/g, ' ').toLowerCase().match(/[a-z]+/g) ?? [])].filter((w) => !NOT_QUERY_WORDS.has(w));
+    const n = 2 + Math.floor(random() * 3);
+    if (words.length < n) continue;
+    for (let i = 0; i < n; i++) {
+      const j = i + Math.floor(random() * (words.length - i));
+      [words[i], words[j]] = [words[j], words[i]];
+    }
+    out.push(words.slice(0, n).join(' '));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The raw engines
+
+interface RawEngines {
+  /** The top `n` semantic hits: the service's kNN statement, in its transaction. */
+  semantic(vector: string, filter: ChunkFilter | null, n: number): Promise<Hit[]>;
+  /** The top `n` full-text hits, from the lexical engine (and PostgreSQL for a filter). */
+  fulltext(query: string, filter: ChunkFilter | null, n: number): Promise<Hit[]>;
+  lexicalCount(): Promise<number>;
+  /** The SQL of `semantic` and `fulltext` (Postgres), for EXPLAIN. */
+  semanticSql(vector: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] };
+  fulltextSql(query: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] } | null;
+}
+
+/** The one filter the suite uses (tag_set match_any one tag), as the service's filter compiler writes it. */
+function tagOf(filter: ChunkFilter | null): string | null {
+  const condition = filter?.must?.[0] as { match_any?: string[] } | undefined;
+  return condition?.match_any?.[0] ?? null;
+}
+const TAG_CONDITION = 'coalesce("chunks"."tag_set" && ?::text[], false)';
+
+function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
+  const op = distanceOperators[dataset.metric];
+  const d = dataset.size;
+  // The statement nearestByIndex (server/search/retrieval/semantic.ts) builds, written out.
+  const distance = `(chunk_vectors.embedding::vector(${d})) ${op} ?::vector(${d})`;
+  const score = { cosine: `(1 - (${distance}))`, dot: `(-(${distance}))`, euclidean: `(1 / (1 + (${distance})))`, manhattan: `(1 / (1 + (${distance})))` }[dataset.metric];
+  const semanticSql = (vector: string, filter: ChunkFilter | null, n: number) => {
+    const tag = tagOf(filter);
+    return {
+      sql:
+        `select chunk_vectors.chunk_id as id, ${distance} as distance, ${score} as score ` +
+        `from chunk_vectors inner join chunks on chunks.id = chunk_vectors.chunk_id ` +
+        `where chunk_vectors.dataset_id = '${dataset.id}'${tag ? ` and ${TAG_CONDITION}` : ''} order by distance asc limit ?`,
+      bindings: [vector, vector, ...(tag ? [[tag]] : []), n],
+    };
+  };
+  const semantic = async (vector: string, filter: ChunkFilter | null, n: number): Promise<Hit[]> => {
+    const { sql, bindings } = semanticSql(vector, filter, n);
+    const rows = await db.transaction(async (trx) => {
+      await useIterativeScan(trx, n);
+      return (await trx.raw<{ rows: { id: string; distance: number; score: number }[] }>(sql, bindings as Knex.RawBinding[])).rows;
+    });
+    // Relaxed order: sorted again, as the service does.
+    return rows.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, score: r.score }));
+  };
+  const count = async (tableName: string) => countRows(db, tableName, dataset.id);
+
+  if (config.lexical.kind === 'postgres') {
+    // Ranked as the service ranks (ts_rank_cd, normalization 1), without the total count; joined to
+    // chunks only when a filter needs it.
+    const fulltextSql = (query: string, filter: ChunkFilter | null, n: number) => {
+      const tag = tagOf(filter);
+      return {
+        sql:
+          `select ld.id, ts_rank_cd(ld.tsv, q, 1) as score from lexical_documents as ld cross join websearch_to_tsquery('english', ?) as q ` +
+          (tag ? 'join chunks on chunks.id = ld.id and chunks.dataset_id = ld.dataset_id ' : '') +
+          `where ld.dataset_id = ? and ld.tsv @@ q${tag ? ` and ${TAG_CONDITION}` : ''} order by score desc, ld.id limit ?`,
+        bindings: [query, dataset.id, ...(tag ? [[tag]] : []), n],
+      };
+    };
+    return {
+      semantic,
+      semanticSql,
+      fulltextSql,
+      fulltext: async (query, filter, n) => {
+        const { sql, bindings } = fulltextSql(query, filter, n);
+        const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(sql, bindings as Knex.RawBinding[]);
+        return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+      },
+      lexicalCount: () => count('lexical_documents'),
+    };
+  }
+
+  const { url, apiKey, collection } = config.lexical;
+  const client = new TypesenseClient({ nodes: [{ url: url.replace(/\/+$/, '') }], apiKey, connectionTimeoutSeconds: 10, logLevel: 'error' });
+  const documents = () => client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents();
+  const search = async (query: string, perPage: number): Promise<Hit[]> => {
+    const response = await documents().search({ q: query, query_by: 'text', filter_by: `dataset_id:=\`${dataset.id}\``, include_fields: 'id', per_page: perPage });
+    return (response.hits ?? []).map((h) => ({ id: h.document.id, score: h.text_match ?? 0 }));
+  };
+  return {
+    semantic,
+    semanticSql,
+    fulltextSql: () => null,
+    fulltext: async (query, filter, n) => {
+      const tag = tagOf(filter);
+      // Typesense alone when there is no filter. The collection holds no tags: with a filter, one
+      // page of candidates, filtered in PostgreSQL, in Typesense's order.
+      if (!tag) return search(query, n);
+      const candidates = await search(query, RAW_TYPESENSE_CANDIDATES);
+      if (candidates.length === 0) return [];
+      const { rows } = await db.raw<{ rows: { id: string }[] }>(
+        `select id from chunks where dataset_id = ? and id = any(?::uuid[]) and ${TAG_CONDITION}`,
+        [dataset.id, candidates.map((h) => h.id), [tag]],
+      );
+      const kept = new Set(rows.map((r) => r.id));
+      return candidates.filter((h) => kept.has(h.id)).slice(0, n);
+    },
+    lexicalCount: async () => (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${dataset.id}\``, per_page: 1 })).found,
+  };
+}
+
+/** The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). */
+async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string): Promise<Hit[]> {
+  switch (variant.type) {
+    case 'semantic':
+      return raw.semantic(vector, variant.filter, PAGE_SIZE);
+    case 'fulltext':
+      return raw.fulltext(query, variant.filter, PAGE_SIZE);
+    case 'hybrid': {
+      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion.
+      const window = hybridWindow(PAGE_SIZE);
+      const [semantic, fulltext] = await Promise.all([raw.semantic(vector, variant.filter, window), raw.fulltext(query, variant.filter, window)]);
+      return reciprocalRankFusion([
+        { hits: semantic, weight: 1 },
+        { hits: fulltext, weight: 1 },
+      ]).slice(0, PAGE_SIZE);
+    }
+    default:
+      throw new Error(`no raw path for ${variant.type}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+interface Statement {
+  sql: string;
+  bindings: unknown[];
+}
+
+interface MeasureContext {
+  service: RunningService;
+  apiKey: string;
+  dataset: Dataset;
+  datasetRow: DatasetRow;
+  raw: RawEngines;
+  vectors: Map<string, string>;
+  embedMs: Map<string, number>;
+}
+
+/**
+ * Every query through the three paths, one at a time. The order of the paths rotates from one query
+ * to the next, so that no path always runs first on a query (and always finds the engines' caches
+ * colder than the others do).
+ */
+async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], measured: string[], capped: boolean, bm25: Statement | null): Promise<VariantResult> {
+  const url = new URL('/api/chunk/search', ctx.service.url);
+  const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // BM25 is computed in PostgreSQL by one statement of the service's: its raw path is that statement,
+  // sent straight to the database with the query text as its first binding.
+  const hasRaw = variant.type !== 'bm25' || bm25 !== null;
+  const db = ctx.service.services.store.db;
+  const runs: Record<Step, (q: string) => Promise<string[]>> = {
+    api: async (q) => {
+      const body = Buffer.from(JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }));
+      const { status, text } = await post(agent, url, headers, body);
+      if (status !== 200) throw new Error(`POST /api/chunk/search (${variant.name}, "${q}") answered ${status}: ${text.slice(0, 500)}`);
+      return (JSON.parse(text) as { chunks: { chunk: { id: string } }[] }).chunks.map((c) => c.chunk.id);
+    },
+    retrieval: async (q) =>
+      (await retrieve(ctx.service.services, variant.type, { dataset: ctx.datasetRow, query: q, filter: variant.filter, limit: PAGE_SIZE, offset: 0, scoreThreshold: undefined, prefix: false })).hits.map(
+        (h) => h.id,
+      ),
+    raw: async (q) =>
+      bm25
+        ? (await db.raw<{ rows: { id: string }[] }>(bm25.sql, [q, ...bm25.bindings.slice(1)] as Knex.RawBinding[])).rows.map((r) => r.id)
+        : (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!)).map((h) => h.id),
+  };
+  const steps = STEPS.filter((s) => (s !== 'raw' || hasRaw) && (s !== 'retrieval' || !capped));
+  const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
+  const ids: Record<Step, string[][]> = { api: [], retrieval: [], raw: [] };
+  const load0 = os.loadavg()[0];
+  try {
+    const all = [...warm, ...measured];
+    for (let i = 0; i < all.length; i++) {
+      const q = all[i];
+      for (let k = 0; k < steps.length; k++) {
+        const step = steps[(i + k) % steps.length];
+        const t0 = performance.now();
+        const found = await runs[step](q).catch((error: unknown) => {
+          throw new Error(`${variant.name}, ${step}, query ${i} "${q}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        });
+        const ms = performance.now() - t0;
+        if (i >= warm.length) {
+          times[step].push(ms);
+          ids[step].push(found);
+        }
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  const load1 = os.loadavg()[0];
+
+  const embeds = variant.type === 'semantic' || variant.type === 'hybrid';
+  const minusEmbedding = (values: number[]) => latency(values.map((ms, i) => ms - ctx.embedMs.get(measured[i])!));
+  const lat = (step: Step) => (steps.includes(step) ? latency(times[step]) : null);
+  const api = lat('api')!;
+  const raw = lat('raw');
+  const overlap = hasRaw ? mean(ids.api.map((a, i) => (a.length === 0 ? 1 : a.filter((id) => ids.raw[i].includes(id)).length / a.length))) : null;
+  return {
+    name: variant.name,
+    search_type: variant.type,
+    filter: variant.filter,
+    available: true,
+    queries_measured: measured.length,
+    warmup_queries: warm.length,
+    latency_ms: { api, retrieval: lat('retrieval'), raw },
+    ratio: { p50: raw ? api.p50 / raw.p50 : null, p99: raw ? api.p99 / raw.p99 : null },
+    api_excluding_embedding_ms: embeds ? minusEmbedding(times.api) : null,
+    retrieval_excluding_embedding_ms: embeds && !capped ? minusEmbedding(times.retrieval) : null,
+    mean_hits: {
+      api: mean(ids.api.map((x) => x.length)),
+      retrieval: capped ? null : mean(ids.retrieval.map((x) => x.length)),
+      raw: hasRaw ? mean(ids.raw.map((x) => x.length)) : null,
+    },
+    overlap_api_raw: overlap,
+    api_equals_retrieval: capped ? null : ids.api.filter((a, i) => a.join() === ids.retrieval[i].join()).length,
+    loadavg: [Math.round(load0 * 100) / 100, Math.round(load1 * 100) / 100],
+    latencies_ms: {
+      api: times.api.map(round2),
+      retrieval: capped ? null : times.retrieval.map(round2),
+      raw: hasRaw ? times.raw.map(round2) : null,
+    },
+  };
+}
+
+/**
+ * The same API requests again, with timers: around the search handler (what is outside it is HTTP,
+ * JSON, validation and auth) and around every SQL statement (knex's query events).
+ */
+async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[]): Promise<Breakdown> {
+  const url = new URL('/api/chunk/search', ctx.service.url);
+  const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const db = ctx.service.services.store.db;
+  const table = handlers as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = table.search_chunks;
+  let handlerMs = 0;
+  table.search_chunks = async (...args: unknown[]) => {
+    const t0 = performance.now();
+    try {
+      return await original(...args);
+    } finally {
+      handlerMs += performance.now() - t0;
+    }
+  };
+  type Event = { __knexQueryUid?: string; sql?: string };
+  const started = new Map<string, number>();
+  const sql = new Map<string, { ms: number; calls: number }>();
+  const onQuery = (q: Event) => q.__knexQueryUid && started.set(q.__knexQueryUid, performance.now());
+  const onDone = (_: unknown, q: Event) => {
+    const t0 = q.__knexQueryUid ? started.get(q.__knexQueryUid) : undefined;
+    if (t0 === undefined) return;
+    started.delete(q.__knexQueryUid!);
+    const flat = (q.sql ?? '?').replace(/\s+/g, ' ').replace(/\((?:\$\d+)(?:, ?\$\d+)+\)/g, '(…)').trim();
+    const key = flat.length > 110 ? `${flat.slice(0, 109)}…` : flat;
+    const t = sql.get(key) ?? { ms: 0, calls: 0 };
+    t.ms += performance.now() - t0;
+    t.calls++;
+    sql.set(key, t);
+  };
+  let clientMs = 0;
+  db.on('query', onQuery);
+  db.on('query-response', onDone);
+  db.on('query-error', onDone);
+  try {
+    for (const q of queries) {
+      const body = Buffer.from(JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }));
+      const t0 = performance.now();
+      const { status, text } = await post(agent, url, headers, body);
+      clientMs += performance.now() - t0;
+      if (status !== 200) throw new Error(`POST /api/chunk/search (${variant.name}, "${q}") answered ${status}: ${text.slice(0, 300)}`);
+    }
+  } finally {
+    table.search_chunks = original;
+    db.off('query', onQuery);
+    db.off('query-response', onDone);
+    db.off('query-error', onDone);
+    agent.destroy();
+  }
+  const n = queries.length;
+  return {
+    requests: n,
+    client_ms: round2(clientMs / n),
+    handler_ms: round2(handlerMs / n),
+    outside_handler_ms: round2((clientMs - handlerMs) / n),
+    sql: [...sql]
+      .map(([statement, t]) => ({ statement, ms: round2(t.ms / n), calls: Math.round((t.calls / n) * 100) / 100 }))
+      .sort((a, b) => b.ms - a.ms),
+  };
+}
+
+const round2 = (ms: number) => Math.round(ms * 100) / 100;
+
+function latency(values: number[]): Latency {
+  return {
+    p50: round2(percentile(values, 50)),
+    p90: round2(percentile(values, 90)),
+    p99: round2(percentile(values, 99)),
+    mean: round2(mean(values)),
+    max: round2(Math.max(...values)),
+  };
+}
+
+const GOAL_RATIO_P50 = 1.3;
+const GOAL_P99_MS = 50;
+
+/** The issue's goals: API/raw at most 1.3 at p50; fulltext and semantic p99 under 50 ms, embedding excluded. */
+function goals(variants: VariantResult[]): SearchResult['goals'] {
+  const checks: SearchResult['goals']['checks'] = [];
+  for (const v of variants) {
+    if (!v.available) continue;
+    const ratio = v.ratio?.p50 ?? null;
+    checks.push({ what: `${v.name}: API/raw p50 ≤ ${GOAL_RATIO_P50}`, value: ratio == null ? null : Math.round(ratio * 100) / 100, met: ratio == null ? null : ratio <= GOAL_RATIO_P50 });
+    if (v.search_type === 'semantic' || v.search_type === 'fulltext') {
+      const p99 = (v.api_excluding_embedding_ms ?? v.latency_ms!.api)!.p99;
+      checks.push({ what: `${v.name}: API p99${v.search_type === 'semantic' ? ' excluding embedding' : ''} < ${GOAL_P99_MS} ms`, value: p99, met: p99 < GOAL_P99_MS });
+    }
+  }
+  return { ratio_p50_max: GOAL_RATIO_P50, p99_max_ms: GOAL_P99_MS, checks };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query plans and table state
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the statements behind each variant's median API query: the raw
+ * statements, and the service's own where they differ (the semantic count, the full-text statement
+ * with its total), captured by logging the SQL retrieve() sends.
+ */
+async function explainPlans(
+  service: RunningService,
+  db: Knex,
+  datasetRow: DatasetRow,
+  raw: RawEngines,
+  vectors: Map<string, string>,
+  pass: PassOutcome,
+  variants: Variant[],
+): Promise<Record<string, string>> {
+  const plans: Record<string, string> = {};
+  const explain = async (sql: string, bindings: readonly unknown[], n?: number, analyze = true) => {
+    const run = async (trx: Knex.Transaction) => {
+      if (n !== undefined) await useIterativeScan(trx, n);
+      const { rows } = await trx.raw<{ rows: Record<string, string>[] }>(`explain ${analyze ? '(analyze, buffers) ' : ''}${sql}`, bindings as Knex.RawBinding[]);
+      // The query vector's 384 numbers say nothing about the plan.
+      return rows.map((r) => Object.values(r)[0].replace(/'\[[-0-9.,e]{40,}\]'/g, "'[…]'")).join('\n');
+    };
+    return db.transaction(run);
+  };
+  for (const variant of variants) {
+    const probe = pass.probes[variant.name];
+    if (!probe) continue;
+    if (pass.slow.has(variant.name)) {
+      // Measured on few queries or one: the statements of the probe, not run again when too slow.
+      const analyze = !pass.single.has(variant.name);
+      let k = 0;
+      for (const s of probe.statements.filter((x) => !/from "(api_keys|datasets|organizations)"|^\s*insert|select \* from "chunks" where "dataset_id" = \? and "id" in/i.test(x.sql))) {
+        plans[`${variant.name} · service statement ${++k}${analyze ? '' : ', not run (EXPLAIN only)'} ("${probe.query}"): ${s.sql.slice(0, 120)}`] = await explain(s.sql, s.bindings, undefined, analyze);
+      }
+      continue;
+    }
+    for (const [which, q] of [['p50', pass.medianQuery[variant.name]], ['p99', pass.p99Query[variant.name]]] as const) {
+      const vector = vectors.get(q)!;
+      if (variant.type === 'semantic') {
+        const s = raw.semanticSql(vector, variant.filter, PAGE_SIZE);
+        plans[`${variant.name} · ${which} query · kNN ("${q}")`] = await explain(s.sql, s.bindings, PAGE_SIZE);
+      }
+      if (variant.type === 'fulltext') {
+        const s = raw.fulltextSql(q, variant.filter, PAGE_SIZE);
+        if (s) plans[`${variant.name} · ${which} query · raw full-text ("${q}")`] = await explain(s.sql, s.bindings);
+      }
+      let k = 0;
+      for (const s of await statementsOf(service, datasetRow, variant, q)) {
+        // The kNN statement's plan is above; the others (counts, full-text, candidate checks) here.
+        if (/order by "distance"/.test(s.sql) && variant.type === 'semantic') continue;
+        const n = /embedding::vector/.test(s.sql) ? hybridWindow(PAGE_SIZE) : undefined;
+        plans[`${variant.name} · ${which} query · service statement ${++k} ("${q}"): ${s.sql.slice(0, 120)}`] = await explain(s.sql, s.bindings, n);
+      }
+    }
+  }
+  return plans;
+}
+
+/** The SELECT statements retrieve() sends for a query (knex's log), with `?` placeholders. */
+async function statementsOf(service: RunningService, datasetRow: DatasetRow, variant: Variant, query: string): Promise<{ sql: string; bindings: unknown[] }[]> {
+  const db = service.services.store.db;
+  const sent: { sql: string; bindings: unknown[] }[] = [];
+  const listener = (data: { sql: string; bindings?: unknown[] }) => sent.push({ sql: data.sql, bindings: [...(data.bindings ?? [])] });
+  db.on('query', listener);
+  try {
+    await retrieve(service.services, variant.type, { dataset: datasetRow, query, filter: variant.filter, limit: PAGE_SIZE, offset: 0, scoreThreshold: undefined, prefix: false });
+  } finally {
+    db.off('query', listener);
+  }
+  return sent.filter((s) => /^\s*(with|select)\b/i.test(s.sql) && !/set_config/.test(s.sql)).map((s) => ({ sql: questionMarks(s.sql, s.bindings.length), bindings: s.bindings }));
+}
+
+/** knex logs the SQL with $1, $2…; knex.raw wants `?` (the pg dialect numbers them in order, once each). */
+function questionMarks(sql: string, bindings: number): string {
+  let n = 0;
+  const out = sql.replace(/\$(\d+)\b/g, (_, k: string) => {
+    if (Number(k) !== ++n) throw new Error(`unexpected placeholder order in ${sql.slice(0, 200)}`);
+    return '?';
+  });
+  if (n !== bindings) throw new Error(`${n} placeholders for ${bindings} bindings in ${sql.slice(0, 200)}`);
+  return out;
+}
+
+/** When each table was last analyzed and how many rows the planner thinks it has. */
+async function tableStats(service: RunningService, db: Knex): Promise<Record<string, unknown>[]> {
+  try {
+    const { rows } = await db.raw<{ rows: Record<string, unknown>[] }>(
+      `select s.relname, s.n_live_tup, c.reltuples, s.last_analyze, s.last_autoanalyze, s.last_autovacuum
+       from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+       where s.relname in ('chunks', 'chunk_vectors', 'lexical_documents') order by s.relname`,
+    );
+    return rows;
+  } catch (error) {
+    return [{ error: error instanceof Error ? error.message : String(error), store: service.services.store.kind }];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+
+export function formatSearch(mode: string, r: SearchResult): string {
+  const o = r.options;
+  const ms = (v: number | null | undefined) => fmt(v, v != null && v < 10 ? 2 : 1);
+  const variantTable = (variants: VariantResult[]) => {
+    const rows: (string | number)[][] = [
+      ['search', 'API p50', 'API p99', 'raw p50', 'raw p99', 'API/raw p50', 'API/raw p99', 'API−embed p50', 'API−embed p99', 'retrieve() p50', 'retrieve() p99', 'hits', 'top-10 overlap'],
+    ];
+    for (const v of variants) {
+      if (!v.available) {
+        rows.push([v.name, 'unavailable', '', '', '', '', '', '', '', '', '', '', '']);
+        continue;
+      }
+      const l = v.latency_ms!;
+      rows.push([
+        v.queries_measured! < r.queries.count ? `${v.name} (${v.queries_measured} quer${v.queries_measured === 1 ? 'y' : 'ies'})` : v.name,
+        ms(l.api?.p50),
+        ms(l.api?.p99),
+        ms(l.raw?.p50),
+        ms(l.raw?.p99),
+        v.ratio?.p50 == null ? '–' : `${fmt(v.ratio.p50, 2)}×`,
+        v.ratio?.p99 == null ? '–' : `${fmt(v.ratio.p99, 2)}×`,
+        ms(v.api_excluding_embedding_ms?.p50),
+        ms(v.api_excluding_embedding_ms?.p99),
+        ms(l.retrieval?.p50),
+        ms(l.retrieval?.p99),
+        fmt(v.mean_hits?.api, 1),
+        v.overlap_api_raw == null ? '–' : `${fmt(v.overlap_api_raw * 100)}%`,
+      ]);
+    }
+    return table(rows);
+  };
+  const loads = (variants: VariantResult[]) => variants.flatMap((v) => v.loadavg ?? []);
+  const notes = (variants: VariantResult[]) => [
+    `load average (1 min) during the measurements: ${fmt(Math.min(...loads(variants)), 1)}–${fmt(Math.max(...loads(variants)), 1)} on ${os.cpus().length} CPUs (this run counts for about 1)`,
+    `API ids equal to retrieve()'s, in order: ${variants
+      .filter((v) => v.available && v.api_equals_retrieval != null)
+      .map((v) => `${v.name} ${v.api_equals_retrieval}/${v.queries_measured}`)
+      .join(', ')}`,
+    ...variants.filter((v) => !v.available).map((v) => `unavailable: ${v.name}: ${v.unavailable_reason}`),
+    ...variants.filter((v) => v.note).map((v) => `${v.name}: ${v.note}`),
+  ];
+  const goalLine = (g: SearchResult['goals']) =>
+    `goals: ${g.checks.map((c) => `${c.what}: ${c.value == null ? '–' : fmt(c.value, 2)} ${c.met == null ? '' : c.met ? '✓' : '✗'}`).join('; ')}`;
+  const a = r.after_analyze;
+  return [
+    `search · ${mode} (${r.engines.store}, ${r.engines.lexical}) · ${fmt(o.chunks)} chunks loaded through the API in ${fmt(r.load.wall_s, 1)} s ` +
+      `(${fmt(r.load.chunks_per_s)} chunks/s, ${r.load.batch}/request ×${r.load.concurrency}) · ${r.queries.count} queries of ` +
+      `${r.queries.words.min}–${r.queries.words.max} words, page_size ${o.page_size}, ${o.warmup_queries} warm-up · seed ${o.seed}`,
+    '',
+    ...(a ? ['as loaded (the tables never analyzed):'] : []),
+    variantTable(r.variants),
+    '',
+    `latencies in ms. API: POST /api/chunk/search (V2, organization key). raw: the engines' top ${o.page_size} for the same query, ` +
+      `query embedded beforehand. retrieve(): the service's retrieval in-process (embedding included for semantic/hybrid).`,
+    `query embedding (built-in, 384 dims): p50 ${ms(r.embedding_ms.p50)} ms, p99 ${ms(r.embedding_ms.p99)} ms. ` +
+      `filter: tag_set match_any ${r.filter_tag.tag}, ${fmt(r.filter_tag.share * 100, 1)}% of chunks.`,
+    ...notes(r.variants),
+    goalLine(r.goals),
+    '',
+    `where an API request's time goes (${r.variants.find((v) => v.breakdown)?.breakdown?.requests ?? 0} requests again with timers on; mean ms per request):`,
+    ...r.variants.flatMap((v) => {
+      const b = v.breakdown;
+      if (!b) return [];
+      const sqlMs = b.sql.reduce((sum, t) => sum + t.ms, 0);
+      return [
+        `  ${v.name}: ${fmt(b.client_ms, 2)} = outside the handler (HTTP, validation, auth) ${fmt(b.outside_handler_ms, 2)} + handler ${fmt(b.handler_ms, 2)}; ` +
+          `SQL ${fmt(sqlMs, 2)} in ${fmt(b.sql.reduce((sum, t) => sum + t.calls, 0), 1)} statements:`,
+        ...b.sql.slice(0, 6).map((t) => `      ${fmt(t.ms, 2).padStart(6)} ms ×${t.calls}  ${t.statement}`),
+      ];
+    }),
+    ...(a
+      ? ['', `after ANALYZE (${fmt(a.analyze_ms)} ms), the same queries again:`, variantTable(a.variants), ...notes(a.variants), goalLine(a.goals)]
+      : []),
+  ].join('\n');
+}
