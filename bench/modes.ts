@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { startServices, type RunningServices } from '../scripts/services/index.js';
+import { createDatabase } from '../scripts/services/databases.js';
 
 export type Mode = 'embedded' | 'full';
 export const MODES: Mode[] = ['embedded', 'full'];
@@ -75,17 +75,4 @@ export async function openMode(mode: Mode, log: (line: string) => void): Promise
       await removeAll();
     },
   };
-}
-
-async function createDatabase(adminUrl: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }

@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../server/config.js';
+import { createDatabase } from '../../scripts/services/databases.js';
 
 export const mode = process.env.TEST_MODE === 'full' ? 'full' : 'embedded';
 
@@ -28,17 +28,4 @@ export async function testEnvironment(extra: Record<string, string> = {}): Promi
 
 export async function testConfig(extra: Record<string, string> = {}): Promise<Config> {
   return loadConfig(await testEnvironment(extra));
-}
-
-async function createDatabase(adminUrl: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
