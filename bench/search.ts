@@ -41,12 +41,13 @@ const PAGE_SIZE = 10;
 const LOAD_BATCH = 120;
 const LOAD_CONCURRENCY = 2;
 /**
- * Time one variant may take (three paths × its queries, estimated from its first request); past it,
- * fewer queries are measured (at least MIN_CAPPED_QUERIES), on the API and raw paths only, and the
- * result says so.
+ * Time one variant's measurement may take: past it, no further query is started (once at least
+ * MIN_BUDGET_QUERIES are measured), and the result says how many were.
  */
-const VARIANT_BUDGET_MS = 120_000;
-const MIN_CAPPED_QUERIES = 3;
+const VARIANT_BUDGET_MS = 300_000;
+/** A variant whose first request takes longer than this is reported from that request alone. */
+const SINGLE_REQUEST_MS = 30_000;
+const MIN_BUDGET_QUERIES = 20;
 /** Queries of each variant sent again with timers on, for the breakdown of the API's time. */
 const BREAKDOWN_QUERIES = 50;
 /** The filtered variants keep the tag whose share of the corpus is nearest to this. */
@@ -256,7 +257,7 @@ interface PassOutcome {
   /** The queries at each variant's median and p99 API latency. */
   medianQuery: Record<string, string>;
   p99Query: Record<string, string>;
-  /** Variants measured on fewer queries (capped) or on the probe alone (single). */
+  /** Variants stopped by the time budget, or measured on the probe alone (single). */
   slow: Set<string>;
   single: Set<string>;
   /** Each variant's first request: its query and the statements the service sent (`?` placeholders). */
@@ -308,7 +309,7 @@ async function measurePass(
       const own = sent.filter((x) => /bm25_terms/.test(x.sql));
       if (own.length === 1 && own[0].bindings[0] === warmQueries[0]) bm25 = { sql: questionMarks(own[0].sql, own[0].bindings.length), bindings: own[0].bindings };
     }
-    if (probeMs > VARIANT_BUDGET_MS / 3) {
+    if (probeMs > SINGLE_REQUEST_MS) {
       // Too slow to measure within the budget: the probe is the one figure.
       log(`${variant.name}: one request took ${fmt(probeMs / 1000, 1)} s; not measured further`);
       slow.add(variant.name);
@@ -321,18 +322,22 @@ async function measurePass(
         available: true,
         queries_measured: 1,
         warmup_queries: 0,
-        note: `one request only (${fmt(probeMs / 1000, 1)} s, cold): too slow for the ${VARIANT_BUDGET_MS / 1000} s budget`,
+        note: `one request only (${fmt(probeMs / 1000, 1)} s, cold): over ${SINGLE_REQUEST_MS / 1000} s, not measured further`,
         latency_ms: { api: latency([probeMs]), retrieval: null, raw: null },
         ratio: { p50: null, p99: null },
         latencies_ms: { api: [round2(probeMs)], retrieval: null, raw: null },
       });
       continue;
     }
-    const { warm, measured, capped } = withinBudget(probeMs, warmQueries, queries);
-    log(`${variant.name}: ${warm.length} warm-up + ${measured.length} queries${capped ? ` (the first request took ${fmt(probeMs)} ms: API and raw only)` : ''}…`);
-    const r = await measureVariant(ctx, variant, warm, measured, capped, bm25);
-    if (!capped) r.breakdown = await breakdown(ctx, variant, measured.slice(0, BREAKDOWN_QUERIES));
-    else slow.add(variant.name);
+    log(`${variant.name}: ${warmQueries.length} warm-up + ${queries.length} queries…`);
+    const r = await measureVariant(ctx, variant, warmQueries, queries, bm25);
+    const measured = queries.slice(0, r.queries_measured);
+    if (r.queries_measured! < queries.length) {
+      log(`${variant.name}: stopped after ${r.queries_measured} queries (${VARIANT_BUDGET_MS / 1000} s budget)`);
+      slow.add(variant.name);
+    } else {
+      r.breakdown = await breakdown(ctx, variant, measured.slice(0, BREAKDOWN_QUERIES));
+    }
     results.push(r);
     const at = r.latencies_ms!.api!;
     const sorted = at.map((ms, i) => [ms, i] as const).sort((a, b) => a[0] - b[0]);
@@ -360,14 +365,6 @@ async function autovacuumIdle(db: Knex, maxMs: number): Promise<number> {
     if (busy === 0 || performance.now() - t0 > maxMs) return Math.round((performance.now() - t0) / 100) / 10;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-}
-
-/** The warm-up and measured queries that fit in VARIANT_BUDGET_MS at `probeMs` a request per path. */
-function withinBudget(probeMs: number, warm: string[], measured: string[]): { warm: string[]; measured: string[]; capped: boolean } {
-  if (probeMs * STEPS.length * (warm.length + measured.length) <= VARIANT_BUDGET_MS) return { warm, measured, capped: false };
-  // Capped: the API and raw paths only (retrieve() runs the same statements as raw), fewer queries.
-  const n = Math.max(MIN_CAPPED_QUERIES, Math.floor((VARIANT_BUDGET_MS / (probeMs * 2)) * 0.9));
-  return { warm: warm.slice(0, Math.max(1, Math.min(warm.length, Math.floor(n / 10)))), measured: measured.slice(0, Math.min(measured.length, n)), capped: true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,7 +667,7 @@ interface MeasureContext {
  * to the next, so that no path always runs first on a query (and always finds the engines' caches
  * colder than the others do).
  */
-async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], measured: string[], capped: boolean, bm25: Statement | null): Promise<VariantResult> {
+async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[], bm25: Statement | null): Promise<VariantResult> {
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -694,14 +691,23 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
         ? (await db.raw<{ rows: { id: string }[] }>(bm25.sql, [q, ...bm25.bindings.slice(1)] as Knex.RawBinding[])).rows.map((r) => r.id)
         : (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!)).map((h) => h.id),
   };
-  const steps = STEPS.filter((s) => (s !== 'raw' || hasRaw) && (s !== 'retrieval' || !capped));
+  const steps = STEPS.filter((s) => s !== 'raw' || hasRaw);
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
   const ids: Record<Step, string[][]> = { api: [], retrieval: [], raw: [] };
   const load0 = os.loadavg()[0];
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  let warmed = 0;
+  const measured: string[] = [];
   try {
-    const all = [...warm, ...measured];
+    const all = [...warm, ...queries];
     for (let i = 0; i < all.length; i++) {
+      // A slow variant: the warm-up is cut at a tenth of the budget, the measured queries at the budget.
+      if (i < warm.length && i > 0 && elapsed() > VARIANT_BUDGET_MS / 10) i = warm.length;
+      if (i >= warm.length && measured.length >= MIN_BUDGET_QUERIES && elapsed() > VARIANT_BUDGET_MS) break;
       const q = all[i];
+      if (i < warm.length) warmed++;
+      else measured.push(q);
       for (let k = 0; k < steps.length; k++) {
         const step = steps[(i + k) % steps.length];
         const t0 = performance.now();
@@ -732,22 +738,22 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
     filter: variant.filter,
     available: true,
     queries_measured: measured.length,
-    warmup_queries: warm.length,
+    warmup_queries: warmed,
     latency_ms: { api, retrieval: lat('retrieval'), raw },
     ratio: { p50: raw ? api.p50 / raw.p50 : null, p99: raw ? api.p99 / raw.p99 : null },
     api_excluding_embedding_ms: embeds ? minusEmbedding(times.api) : null,
-    retrieval_excluding_embedding_ms: embeds && !capped ? minusEmbedding(times.retrieval) : null,
+    retrieval_excluding_embedding_ms: embeds ? minusEmbedding(times.retrieval) : null,
     mean_hits: {
       api: mean(ids.api.map((x) => x.length)),
-      retrieval: capped ? null : mean(ids.retrieval.map((x) => x.length)),
+      retrieval: mean(ids.retrieval.map((x) => x.length)),
       raw: hasRaw ? mean(ids.raw.map((x) => x.length)) : null,
     },
     overlap_api_raw: overlap,
-    api_equals_retrieval: capped ? null : ids.api.filter((a, i) => a.join() === ids.retrieval[i].join()).length,
+    api_equals_retrieval: ids.api.filter((a, i) => a.join() === ids.retrieval[i].join()).length,
     loadavg: [Math.round(load0 * 100) / 100, Math.round(load1 * 100) / 100],
     latencies_ms: {
       api: times.api.map(round2),
-      retrieval: capped ? null : times.retrieval.map(round2),
+      retrieval: times.retrieval.map(round2),
       raw: hasRaw ? times.raw.map(round2) : null,
     },
   };
