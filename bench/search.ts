@@ -44,7 +44,7 @@ const LOAD_CONCURRENCY = 2;
  * Time one variant's measurement may take: past it, no further query is started (once at least
  * MIN_BUDGET_QUERIES are measured), and the result says how many were.
  */
-const VARIANT_BUDGET_MS = 300_000;
+const VARIANT_BUDGET_MS = 120_000;
 /** A variant whose first request takes longer than this is reported from that request alone. */
 const SINGLE_REQUEST_MS = 30_000;
 const MIN_BUDGET_QUERIES = 20;
@@ -212,7 +212,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     // PGlite has no autovacuum: tables written through the service are never analyzed, and the
     // planner guesses. The same queries again after ANALYZE show what statistics change.
     let afterAnalyze: SearchResult['after_analyze'] = null;
-    if (statsBefore.some((t) => Number(t.reltuples) < 0)) {
+    if (statsBefore.some((t) => Number(t.reltuples) < 0 && Number(t.n_live_tup) > 0)) {
       log('the tables have no planner statistics (never analyzed): ANALYZE, then the same queries again');
       const t0 = performance.now();
       await db.raw('analyze chunks, chunk_vectors, lexical_documents');
@@ -304,11 +304,10 @@ async function measurePass(
       .filter((x) => /^\s*(with|select)\b/i.test(x.sql) && !/set_config/.test(x.sql))
       .map((x) => ({ sql: questionMarks(x.sql, x.bindings.length), bindings: x.bindings }));
     probes[variant.name] = { query: warmQueries[0], statements };
-    let bm25: Statement | null = null;
-    if (variant.type === 'bm25') {
-      const own = sent.filter((x) => /bm25_terms/.test(x.sql));
-      if (own.length === 1 && own[0].bindings[0] === warmQueries[0]) bm25 = { sql: questionMarks(own[0].sql, own[0].bindings.length), bindings: own[0].bindings };
-    }
+    // BM25 (its own type, and hybrid's keyword list when the dataset enables it) is SQL of the
+    // service's: its raw path replays those statements for each query.
+    const bm25 = variant.type === 'bm25' || variant.type === 'hybrid' ? await bm25Replay(db, statements, warmQueries[0]) : null;
+    if (bm25 && 'reason' in bm25) log(`${variant.name}: no raw BM25 path: ${bm25.reason}`);
     if (probeMs > SINGLE_REQUEST_MS) {
       // Too slow to measure within the budget: the probe is the one figure.
       log(`${variant.name}: one request took ${fmt(probeMs / 1000, 1)} s; not measured further`);
@@ -330,7 +329,7 @@ async function measurePass(
       continue;
     }
     log(`${variant.name}: ${warmQueries.length} warm-up + ${queries.length} queries…`);
-    const r = await measureVariant(ctx, variant, warmQueries, queries, bm25);
+    const r = await measureVariant(ctx, variant, warmQueries, queries, bm25 && !('reason' in bm25) ? bm25 : null);
     const measured = queries.slice(0, r.queries_measured);
     if (r.queries_measured! < queries.length) {
       log(`${variant.name}: stopped after ${r.queries_measured} queries (${VARIANT_BUDGET_MS / 1000} s budget)`);
@@ -569,15 +568,17 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const count = async (tableName: string) => countRows(db, tableName, dataset.id);
 
   if (config.lexical.kind === 'postgres') {
-    // Ranked as the service ranks (ts_rank_cd, normalization 1), without the total count; joined to
-    // chunks only when a filter needs it.
+    // Matched and ranked as the service does (a plain query matches any of its words; ts_rank_cd,
+    // normalization 1), without the total count; joined to chunks only when a filter needs it.
     const fulltextSql = (query: string, filter: ChunkFilter | null, n: number) => {
       const tag = tagOf(filter);
+      const anyWord = !query.includes('"') && !/(^|\s)-\S/.test(query);
+      const tsquery = anyWord ? `replace(websearch_to_tsquery('english', ?)::text, ' & ', ' | ')::tsquery` : `websearch_to_tsquery('english', ?)`;
       return {
         sql:
-          `select ld.id, ts_rank_cd(ld.tsv, q, 1) as score from lexical_documents as ld cross join websearch_to_tsquery('english', ?) as q ` +
+          `select ld.id, ts_rank_cd(ld.tsv, q.q, 1) as score from lexical_documents as ld cross join (select ${tsquery} as q) as q ` +
           (tag ? 'join chunks on chunks.id = ld.id and chunks.dataset_id = ld.dataset_id ' : '') +
-          `where ld.dataset_id = ? and ld.tsv @@ q${tag ? ` and ${TAG_CONDITION}` : ''} order by score desc, ld.id limit ?`,
+          `where ld.dataset_id = ? and ld.tsv @@ q.q${tag ? ` and ${TAG_CONDITION}` : ''} order by score desc, ld.id limit ?`,
         bindings: [query, dataset.id, ...(tag ? [[tag]] : []), n],
       };
     };
@@ -598,7 +599,15 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const client = new TypesenseClient({ nodes: [{ url: url.replace(/\/+$/, '') }], apiKey, connectionTimeoutSeconds: 10, logLevel: 'error' });
   const documents = () => client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents();
   const search = async (query: string, perPage: number): Promise<Hit[]> => {
-    const response = await documents().search({ q: query, query_by: 'text', filter_by: `dataset_id:=\`${dataset.id}\``, include_fields: 'id', per_page: perPage });
+    // Query words dropped until `perPage` hits exist, as the service asks for its window.
+    const response = await documents().search({
+      q: query,
+      query_by: 'text',
+      filter_by: `dataset_id:=\`${dataset.id}\``,
+      include_fields: 'id',
+      per_page: perPage,
+      drop_tokens_threshold: perPage,
+    });
     return (response.hits ?? []).map((h) => ({ id: h.document.id, score: h.text_match ?? 0 }));
   };
   return {
@@ -624,24 +633,64 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
 }
 
 /** The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). */
-async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string): Promise<Hit[]> {
+async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string, bm25: Bm25Replay | null): Promise<Hit[]> {
   switch (variant.type) {
     case 'semantic':
       return raw.semantic(vector, variant.filter, PAGE_SIZE);
     case 'fulltext':
       return raw.fulltext(query, variant.filter, PAGE_SIZE);
+    case 'bm25':
+      if (!bm25) throw new Error('no raw BM25 path');
+      return bm25.top(query, PAGE_SIZE);
     case 'hybrid': {
-      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion.
+      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion. The
+      // keyword list is the one the service fuses: BM25 when it sent BM25's statements, else full-text.
       const window = hybridWindow(PAGE_SIZE);
-      const [semantic, fulltext] = await Promise.all([raw.semantic(vector, variant.filter, window), raw.fulltext(query, variant.filter, window)]);
+      const [semantic, keyword] = await Promise.all([raw.semantic(vector, variant.filter, window), bm25 ? bm25.top(query, window) : raw.fulltext(query, variant.filter, window)]);
       return reciprocalRankFusion([
         { hits: semantic, weight: 1 },
-        { hits: fulltext, weight: 1 },
+        { hits: keyword, weight: 1 },
       ]).slice(0, PAGE_SIZE);
     }
     default:
       throw new Error(`no raw path for ${variant.type}`);
   }
+}
+
+interface Bm25Replay {
+  /** The top `n` BM25 hits for a query: the service's two statements, sent straight to PostgreSQL. */
+  top(query: string, n: number): Promise<Hit[]>;
+}
+
+/**
+ * BM25's raw path, from the statements the service sent for `probeQuery`: the query's terms
+ * (`select distinct lexeme from unnest(to_tsvector('english', ?))`), then the scoring statement,
+ * whose bindings hold the terms as a tsquery text and as an array, and end with limit and offset.
+ * The layout is checked against the probe; null when the service sent no BM25 statement (hybrid
+ * fusing full-text), a reason when the statements are not as expected.
+ */
+async function bm25Replay(db: Knex, statements: Statement[], probeQuery: string): Promise<Bm25Replay | { reason: string } | null> {
+  const scoring = statements.filter((x) => /bm25_terms/.test(x.sql));
+  if (scoring.length === 0) return null;
+  const termsStatement = statements.find((x) => /unnest\(to_tsvector\('english', \?\)\)/.test(x.sql) && x.bindings.length === 1 && x.bindings[0] === probeQuery);
+  if (!termsStatement || scoring.length !== 1) return { reason: `expected one terms statement and one scoring statement, got ${statements.map((x) => x.sql.slice(0, 60)).join(' | ')}` };
+  const template = scoring[0];
+  const termsOf = async (query: string) => (await db.raw<{ rows: { lexeme: string }[] }>(termsStatement.sql, [query])).rows.map((r) => r.lexeme);
+  const asTsquery = (terms: string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
+  const probeTerms = await termsOf(probeQuery);
+  const b = template.bindings;
+  if (b[1] !== asTsquery(probeTerms) || JSON.stringify(b[2]) !== JSON.stringify(probeTerms) || typeof b[b.length - 2] !== 'number' || b[b.length - 1] !== 0) {
+    return { reason: `the scoring statement's bindings are not laid out as expected: ${JSON.stringify(b).slice(0, 200)}` };
+  }
+  return {
+    top: async (query, n) => {
+      const terms = await termsOf(query);
+      if (terms.length === 0) return [];
+      const bindings = [b[0], asTsquery(terms), terms, ...b.slice(3, -2), n, 0];
+      const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(template.sql, bindings as Knex.RawBinding[]);
+      return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -667,14 +716,11 @@ interface MeasureContext {
  * to the next, so that no path always runs first on a query (and always finds the engines' caches
  * colder than the others do).
  */
-async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[], bm25: Statement | null): Promise<VariantResult> {
+async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[], bm25: Bm25Replay | null): Promise<VariantResult> {
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  // BM25 is computed in PostgreSQL by one statement of the service's: its raw path is that statement,
-  // sent straight to the database with the query text as its first binding.
   const hasRaw = variant.type !== 'bm25' || bm25 !== null;
-  const db = ctx.service.services.store.db;
   const runs: Record<Step, (q: string) => Promise<string[]>> = {
     api: async (q) => {
       const body = Buffer.from(JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }));
@@ -687,9 +733,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
         (h) => h.id,
       ),
     raw: async (q) =>
-      bm25
-        ? (await db.raw<{ rows: { id: string }[] }>(bm25.sql, [q, ...bm25.bindings.slice(1)] as Knex.RawBinding[])).rows.map((r) => r.id)
-        : (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!)).map((h) => h.id),
+      (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!, bm25)).map((h) => h.id),
   };
   const steps = STEPS.filter((s) => s !== 'raw' || hasRaw);
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
@@ -877,8 +921,10 @@ async function explainPlans(
     const run = async (trx: Knex.Transaction) => {
       if (n !== undefined) await useIterativeScan(trx, n);
       const { rows } = await trx.raw<{ rows: Record<string, string>[] }>(`explain ${analyze ? '(analyze, buffers) ' : ''}${sql}`, bindings as Knex.RawBinding[]);
-      // The query vector's 384 numbers say nothing about the plan.
-      return rows.map((r) => Object.values(r)[0].replace(/'\[[-0-9.,e]{40,}\]'/g, "'[…]'")).join('\n');
+      // The query vector's 384 numbers and the candidates' 1,000 ids say nothing about the plan.
+      return rows
+        .map((r) => Object.values(r)[0].replace(/'\[[-0-9.,e]{40,}\]'/g, "'[…]'").replace(/'\{[0-9a-f,-]{200,}\}'/g, (ids) => `'{…${ids.split(',').length} ids…}'`))
+        .join('\n');
     };
     return db.transaction(run);
   };
