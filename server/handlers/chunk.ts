@@ -7,7 +7,8 @@ import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
 import { notFound } from '../errors.js';
 import { runSearch, searchResponse } from '../search/index.js';
-import { plainQuery, queryText } from '../search/request.js';
+import { queryText } from '../search/query/index.js';
+import { plainQuery } from '../search/request.js';
 import { countMatches } from '../search/retrieval/index.js';
 
 const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion => headers?.['X-API-Version'] ?? 'V1';

@@ -1,5 +1,5 @@
-// Runs a search: the request made concrete, retrieval, the chunks loaded and shaped, the search
-// recorded for analytics. Handlers choose the response version.
+// Runs a search: the request made concrete, retrieval and ranking, the chunks loaded and shaped, the
+// search recorded for analytics. Handlers choose the response version; group searches reuse the steps.
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../generated/client/types.gen.js';
 import type { Caller } from '../auth/caller.js';
@@ -8,8 +8,9 @@ import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import type { Services } from '../services.js';
 import { highlight } from './highlights.js';
-import { pageSizeOf, plainQuery, queryText, refuseUnsupported, withKeyDefaults, withoutStopWords, type SearchPayload } from './request.js';
-import { retrieve } from './retrieval/index.js';
+import { prepareQueries, retrieveQueries, type WeightedQuery } from './query/index.js';
+import { rankHits, rankingWindow } from './ranking/index.js';
+import { pageSizeOf, withKeyDefaults, type SearchPayload } from './request.js';
 import type { Hit, SearchType } from './types.js';
 
 export interface SearchOptions {
@@ -20,7 +21,7 @@ export interface SearchOptions {
   extendResults?: boolean;
 }
 
-interface Result {
+export interface Result {
   row: ChunkRow;
   score: number;
   highlights: string[] | null;
@@ -30,52 +31,90 @@ export interface SearchOutcome {
   id: string;
   results: Result[];
   totalPages: number;
+  correctedQuery: string | null;
   payload: SearchPayload;
 }
 
+/** What a search found: the ranked hits of the page, before the chunks are loaded. */
+export interface FoundHits {
+  payload: SearchPayload;
+  type: SearchType;
+  queries: WeightedQuery[];
+  correctedQuery: string | null;
+  hits: Hit[];
+  /** Matches in all (0 unless the total was asked for). */
+  total: number;
+  pageSize: number;
+  started: number;
+}
+
 export async function runSearch(services: Services, dataset: DatasetRow, caller: Caller, request: SearchPayload, options: SearchOptions): Promise<SearchOutcome> {
+  const found = await findHits(services, dataset, caller, request, options);
+  const results = await loadResults(services, dataset, found, found.hits);
+  const id = await recordSearch(services, dataset, found, results, options.prefix ? `autocomplete_${found.type}` : found.type);
+  const totalPages = options.getTotalPages ? Math.ceil(found.total / Math.max(found.pageSize, 1)) : 0;
+  return { id, results, totalPages, correctedQuery: found.correctedQuery, payload: found.payload };
+}
+
+/**
+ * The request made concrete (key defaults, queries, page), retrieval, and the ranking stage: the
+ * page's hits, best first. With a ranking stage, a window of candidates is retrieved and reordered
+ * before the page is cut from it.
+ */
+export async function findHits(services: Services, dataset: DatasetRow, caller: Caller, request: SearchPayload, options: SearchOptions): Promise<FoundHits> {
   const started = performance.now();
   const payload = withKeyDefaults(caller, request);
-  refuseUnsupported(payload);
   const pageSize = pageSizeOf(dataset, payload);
-  let query = queryText(payload.query);
-  if (!payload.use_quote_negated_terms) query = plainQuery(query);
-  if (payload.remove_stop_words) query = withoutStopWords(query);
   const type = payload.search_type as SearchType;
   const page = Math.max(options.page, 1);
-  const base = { dataset, query, filter: payload.filters, limit: pageSize, offset: (page - 1) * pageSize, scoreThreshold: payload.score_threshold };
+  const offset = (page - 1) * pageSize;
+  const window = rankingWindow(payload, offset + pageSize);
+  const { queries, correctedQuery } = await prepareQueries(services, dataset, payload);
+  const base = { dataset, filter: payload.filters, scoreThreshold: payload.score_threshold, prefix: options.prefix };
+  const retrieval = window == null ? { limit: pageSize, offset } : { limit: window, offset: 0 };
 
-  const found = await retrieve(services, type, { ...base, prefix: options.prefix });
+  const found = await retrieveQueries(services, type, queries, { ...base, ...retrieval });
   let hits = found.hits;
-  if (options.prefix && options.extendResults && hits.length < pageSize) {
-    const more = await retrieve(services, type, { ...base, prefix: false });
+  if (options.prefix && options.extendResults && hits.length < retrieval.limit) {
+    const more = await retrieveQueries(services, type, queries, { ...base, ...retrieval, prefix: false });
     const seen = new Set(hits.map((h) => h.id));
-    hits = [...hits, ...more.hits.filter((h) => !seen.has(h.id))].slice(0, pageSize);
+    hits = [...hits, ...more.hits.filter((h) => !seen.has(h.id))].slice(0, retrieval.limit);
   }
+  if (window != null) hits = (await rankHits(services, { dataset, payload, type, queries }, hits)).slice(offset, offset + pageSize);
+  return { payload, type, queries, correctedQuery, hits, total: found.total, pageSize, started };
+}
 
+/** The hits' chunks, in the hits' order, highlighted as the payload asks (deleted chunks left out). */
+export async function loadResults(services: Services, dataset: DatasetRow, found: FoundHits, hits: Hit[]): Promise<Result[]> {
   const rows = await loadRows(services, dataset.id, hits);
-  const results = hits.flatMap((hit) => {
+  const { payload } = found;
+  const text = found.queries.map((q) => q.text).join(' ');
+  return hits.flatMap((hit) => {
     const row = rows.get(hit.id);
     if (!row) return []; // deleted since it was indexed
-    const marked = row.chunk_html && payload.highlight_options?.highlight_results !== false ? highlight(row.chunk_html, query, payload.highlight_options) : null;
+    const marked = row.chunk_html && payload.highlight_options?.highlight_results !== false ? highlight(row.chunk_html, text, payload.highlight_options) : null;
     return [{ row: marked ? { ...row, chunk_html: marked.chunk_html } : row, score: hit.score, highlights: marked?.highlights ?? null }];
   });
+}
 
+/** Records the search for analytics (unless the dataset disables them); its id. */
+export async function recordSearch(services: Services, dataset: DatasetRow, found: FoundHits, results: Result[], searchType: string): Promise<string> {
   const id = randomUUID();
   if (!datasetConfig(dataset).DISABLE_ANALYTICS) {
+    const { payload } = found;
     await services.store.db('search_queries').insert({
       id,
       dataset_id: dataset.id,
-      search_type: options.prefix ? `autocomplete_${type}` : type,
-      query,
+      search_type: searchType,
+      query: found.queries.map((q) => q.text).join(' '),
       request_params: JSON.stringify({ ...payload, query: undefined }),
-      latency_ms: performance.now() - started,
+      latency_ms: performance.now() - found.started,
       top_score: results[0]?.score ?? 0,
       results: results.map((r) => r.row.id),
       user_id: payload.user_id ?? null,
     });
   }
-  return { id, results, totalPages: options.getTotalPages ? Math.ceil(found.total / Math.max(pageSize, 1)) : 0, payload };
+  return id;
 }
 
 async function loadRows(services: Services, datasetId: string, hits: Hit[]): Promise<Map<string, ChunkRow>> {
@@ -105,12 +144,12 @@ export function searchResponse(outcome: SearchOutcome, version: ApiVersion): T.S
       id: outcome.id,
       chunks: outcome.results.map((r) => ({ chunk: shape(r.row, false) as T.NewChunkMetadataTypes, highlights: r.highlights, score: r.score })),
       total_pages: outcome.totalPages,
-      corrected_query: null,
+      corrected_query: outcome.correctedQuery,
     };
   }
   return {
     score_chunks: outcome.results.map((r) => ({ metadata: [shape(r.row, true) as T.ChunkMetadataTypes], highlights: r.highlights, score: r.score })),
     total_chunk_pages: outcome.totalPages,
-    corrected_query: null,
+    corrected_query: outcome.correctedQuery,
   };
 }

@@ -1,5 +1,5 @@
-// A search request as the service runs it: the API key's forced parameters applied, and the options
-// this version does not run yet refused by name rather than silently ignored.
+// A search request as the service runs it: the API key's forced parameters applied, the page size
+// checked, and the text helpers of query cleaning.
 import type * as T from '../../generated/client/types.gen.js';
 import type { Caller } from '../auth/caller.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
@@ -18,31 +18,11 @@ export function withKeyDefaults<P extends SearchPayload>(caller: Caller, payload
   return { ...payload, ...forced };
 }
 
-export function queryText(query: T.QueryTypes | T.SearchModalities): string {
-  if (typeof query === 'string') return query;
-  if (Array.isArray(query)) throw badRequest('query: several weighted queries are not supported yet; send one text query');
-  throw badRequest('query: only text queries are supported (no image or audio model is configured)');
-}
-
 export function pageSizeOf(dataset: DatasetRow, payload: SearchPayload): number {
   const size = payload.page_size ?? 10;
   const max = datasetConfig(dataset).MAX_LIMIT;
   if (size > max) throw badRequest(`page_size: ${size} is over the dataset's MAX_LIMIT of ${max}`);
   return size;
-}
-
-/** Refuses options that would change the results if they were honoured, until they are. */
-export function refuseUnsupported(payload: SearchPayload): void {
-  const sort = payload.sort_options;
-  const active = (value: unknown) => value !== null && value !== undefined && value !== false;
-  const unsupported: string[] = [];
-  if (sort) {
-    for (const field of ['sort_by', 'location_bias', 'recency_bias', 'tag_weights', 'use_weights'] as const) if (active(sort[field])) unsupported.push(`sort_options.${field}`);
-    if (sort.mmr?.use_mmr) unsupported.push('sort_options.mmr');
-  }
-  if (payload.scoring_options?.fulltext_boost || payload.scoring_options?.semantic_boost) unsupported.push('scoring_options');
-  if (payload.typo_options?.correct_typos) unsupported.push('typo_options.correct_typos');
-  if (unsupported.length) throw badRequest(`${unsupported.join(', ')}: not supported by this version of the service yet`);
 }
 
 const STOP_WORDS = new Set('a an and are as at be but by for from has have how i in into is it its of on or that the their this to was were what when where which who why will with you'.split(' '));
