@@ -7,26 +7,31 @@ import type { LexicalIndex } from './engines/lexical/types.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
 import type { WorkflowEngine } from './engines/workflows/types.js';
 import { openStore, type Store } from './store/db.js';
+import { DeferredWriter } from './store/deferred.js';
 
 export interface Services {
   config: Config;
   store: Store;
   lexical: LexicalIndex;
   workflows: WorkflowEngine;
+  /** Analytics rows written after the answer. */
+  deferred: DeferredWriter;
   close(): Promise<void>;
 }
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
   const store = await openStore(config.store);
-  const opened: { close(): Promise<void> }[] = [store];
+  const deferred = new DeferredWriter(store.db, logger);
+  // Closed before the store, so that queued rows are written while it is open.
+  const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, store];
   try {
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
     const lexical = await createLexicalIndex(config.lexical, store);
-    opened.unshift(lexical);
+    opened.splice(1, 0, lexical);
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical }, { logger });
-    opened.unshift(workflows);
+    opened.splice(1, 0, workflows);
     await workflows.start();
-    return { config, store, lexical, workflows, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, deferred, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

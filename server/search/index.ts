@@ -51,7 +51,7 @@ export interface FoundHits {
 export async function runSearch(services: Services, dataset: DatasetRow, caller: Caller, request: SearchPayload, options: SearchOptions): Promise<SearchOutcome> {
   const found = await findHits(services, dataset, caller, request, options);
   const results = await loadResults(services, dataset, found, found.hits);
-  const id = await recordSearch(services, dataset, found, results, options.prefix ? `autocomplete_${found.type}` : found.type);
+  const id = recordSearch(services, dataset, found, results, options.prefix ? `autocomplete_${found.type}` : found.type);
   const totalPages = options.getTotalPages ? Math.ceil(found.total / Math.max(found.pageSize, 1)) : 0;
   return { id, results, totalPages, correctedQuery: found.correctedQuery, payload: found.payload };
 }
@@ -70,7 +70,7 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
   const offset = (page - 1) * pageSize;
   const window = rankingWindow(payload, offset + pageSize);
   const { queries, correctedQuery } = await prepareQueries(services, dataset, payload);
-  const base = { dataset, filter: payload.filters, scoreThreshold: payload.score_threshold, prefix: options.prefix };
+  const base = { dataset, filter: payload.filters, scoreThreshold: payload.score_threshold, prefix: options.prefix, countTotal: options.getTotalPages };
   const retrieval = window == null ? { limit: pageSize, offset } : { limit: window, offset: 0 };
 
   const found = await retrieveQueries(services, type, queries, { ...base, ...retrieval });
@@ -81,7 +81,7 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
     hits = [...hits, ...more.hits.filter((h) => !seen.has(h.id))].slice(0, retrieval.limit);
   }
   if (window != null) hits = (await rankHits(services, { dataset, payload, type, queries }, hits)).slice(offset, offset + pageSize);
-  return { payload, type, queries, correctedQuery, hits, total: found.total, pageSize, started };
+  return { payload, type, queries, correctedQuery, hits, total: found.total ?? 0, pageSize, started };
 }
 
 /** The hits' chunks, in the hits' order, highlighted as the payload asks (deleted chunks left out). */
@@ -97,12 +97,12 @@ export async function loadResults(services: Services, dataset: DatasetRow, found
   });
 }
 
-/** Records the search for analytics (unless the dataset disables them); its id. */
-export async function recordSearch(services: Services, dataset: DatasetRow, found: FoundHits, results: Result[], searchType: string): Promise<string> {
+/** Records the search for analytics (unless the dataset disables them), after the answer; its id. */
+export function recordSearch(services: Services, dataset: DatasetRow, found: FoundHits, results: Result[], searchType: string): string {
   const id = randomUUID();
   if (!datasetConfig(dataset).DISABLE_ANALYTICS) {
     const { payload } = found;
-    await services.store.db('search_queries').insert({
+    services.deferred.insert('search_queries', {
       id,
       dataset_id: dataset.id,
       search_type: searchType,

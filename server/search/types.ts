@@ -16,6 +16,8 @@ export interface RetrievalRequest {
   scoreThreshold?: number | null;
   /** Prefix matching of the last query word (autocomplete). */
   prefix?: boolean;
+  /** Count every match for `total` (get_total_pages); counting can cost more than the page itself. */
+  countTotal?: boolean;
 }
 
 export interface Hit {
@@ -26,6 +28,6 @@ export interface Hit {
 
 export interface RetrievalResult {
   hits: Hit[];
-  /** How many chunks match in all (for total pages), after the filter and the threshold. */
-  total: number;
+  /** How many chunks match in all (for total pages), after the filter and the threshold; null unless `countTotal`. */
+  total: number | null;
 }

@@ -49,6 +49,7 @@ describe.each(['semantic', 'fulltext', 'hybrid', 'bm25'] as const)('search_type 
     const body = data as SearchResponseBody;
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.chunks[0].chunk).toMatchObject({ tracking_id: 'warranty', tag_set: ['product'] });
+    await service.services.deferred.flush();
     const recorded = await service.services.store.db('search_queries').where({ id: body.id }).first();
     expect(recorded).toMatchObject({ dataset_id: datasetId, search_type: searchType, query: 'kettle warranty defects' });
   });
@@ -114,6 +115,7 @@ describe('API key default parameters', () => {
     expect(reply.status).toBe(200);
     const ids = (reply.body as SearchResponseBody).chunks.map((c) => c.chunk.tracking_id);
     expect(ids).toEqual(['kettle']);
+    await service.services.deferred.flush();
     const recorded = await service.services.store.db('search_queries').where({ id: reply.body.id }).first();
     expect(recorded.search_type).toBe('fulltext');
   });

@@ -105,25 +105,26 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     if (!query.trim() || limit <= 0) return [];
     // Pages must all have the same size for page N to start at hit (N-1)*size.
     const perPage = Math.min(MAX_PER_PAGE, limit);
-    const hits: LexicalHit[] = [];
-    for (let page = 1; hits.length < limit; page++) {
+    const page = async (n: number) => {
       const response = await this.documents.search({
         q: query,
         query_by: 'text',
         filter_by: `dataset_id:=${quote(datasetId)}`,
         include_fields: 'id',
         per_page: perPage,
-        page,
+        page: n,
         // Keep dropping query words (from the right) until as many hits as asked exist, so a long
         // natural-language query still gets a full list, ranked by how many of its words match.
         drop_tokens_threshold: limit,
       });
-      const found = response.hits ?? [];
       // text_match is a 64-bit integer; as a JS number it loses low bits, which only merges near-ties.
-      for (const hit of found) hits.push({ id: hit.document.id, score: hit.text_match ?? 0 });
-      if (found.length < perPage) break;
-    }
-    return hits.slice(0, limit);
+      return { found: response.found ?? 0, hits: (response.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 })) };
+    };
+    const first = await page(1);
+    // The first page tells how many match: the pages still needed are then asked for at once.
+    const pages = Math.min(Math.ceil(limit / perPage), Math.ceil(first.found / perPage));
+    const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => page(i + 2)));
+    return [first, ...rest].flatMap((p) => p.hits).slice(0, limit);
   }
 
   /** The client holds no connection that needs closing. */

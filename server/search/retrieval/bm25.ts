@@ -68,5 +68,5 @@ export async function bm25Top(services: Services, request: RetrievalRequest, win
 }
 
 export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
-  return (await run(services, request, 1, 0)).total;
+  return (await run(services, request, 1, 0)).total ?? 0;
 }

@@ -1,8 +1,8 @@
 // Full-text retrieval: the lexical engine finds and ranks the chunks that match the query's words,
 // PostgreSQL applies the filter (the same filter compiler for every engine).
 //
-// - Postgres full-text: one statement joins `lexical_documents` to `chunks`, so paging and `total`
-//   are exact whatever the filter. The query goes through websearch_to_tsquery unchanged ("quoted
+// - Postgres full-text: one statement over `lexical_documents`, joined to `chunks` when there is a
+//   filter, so paging and `total` (counted only when asked) are exact whatever the filter. The query goes through websearch_to_tsquery unchanged ("quoted
 //   phrases", `or`, -negation) and is ranked as server/engines/lexical/postgres.ts ranks it.
 // - Typesense: a window of the engine's best candidates is filtered in PostgreSQL, keeping the
 //   engine's order. Chunks past the window are not seen, so `total` counts the candidates that pass
@@ -23,9 +23,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The final lexeme of a tsquery's text form, e.g. `'polici'` in `'refund' & 'polici'`. */
 const LAST_LEXEME = "'([^']|'')*'$";
 
-/** How many candidates Typesense is asked for, to serve hits up to `wanted` (offset + limit). */
-export function typesenseWindow(wanted: number): number {
-  return Math.min(MAX_CANDIDATES, Math.max(wanted, MIN_CANDIDATES) * CANDIDATE_FACTOR);
+/**
+ * How many candidates Typesense is asked for, to serve hits up to `wanted` (offset + limit): with a
+ * filter, several per wanted hit, since the filter drops some; without one, every candidate counts.
+ */
+export function typesenseWindow(wanted: number, filtered: boolean): number {
+  return Math.min(MAX_CANDIDATES, Math.max(wanted, MIN_CANDIDATES) * (filtered ? CANDIDATE_FACTOR : 1));
 }
 
 /**
@@ -58,9 +61,14 @@ function anyWord(query: string): boolean {
   return !query.includes('"') && !/(^|\s)-\S/.test(query);
 }
 
+/** Whether the filter has any condition (only then do the matches need their chunk rows). */
+function filters(filter: RetrievalRequest['filter']): boolean {
+  return !!filter && [filter.must, filter.should, filter.must_not].some((conditions) => (conditions?.length ?? 0) > 0);
+}
+
 /**
- * The dataset's documents matching the query, with their rank, joined to their chunks and filtered
- * (and above the threshold): the CTE both the page and the count read.
+ * The dataset's documents matching the query, with their rank, above the threshold and, when there
+ * is a filter, joined to their chunks and filtered: what both the page and the count read.
  */
 function postgresMatches(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
   const q = tsquery(request.query, request.prefix ?? false);
@@ -68,16 +76,21 @@ function postgresMatches(db: Knex, request: RetrievalRequest): Knex.QueryBuilder
   const rank = 'ts_rank_cd(ld.tsv, q.q, 1)';
   const builder = db
     .from(db.raw(`lexical_documents as ld cross join (select ${q.sql} as q) as q`, q.bindings))
-    .join('chunks', (on) => on.on('chunks.id', 'ld.id').andOn('chunks.dataset_id', 'ld.dataset_id'))
     .where('ld.dataset_id', request.dataset.id)
     .whereRaw('ld.tsv @@ q.q')
     .select('ld.id', db.raw(`${rank} as score`));
   if (request.scoreThreshold != null) builder.whereRaw(`${rank} >= ?`, [request.scoreThreshold]);
+  if (!filters(request.filter)) return builder;
+  builder.join('chunks', (on) => on.on('chunks.id', 'ld.id').andOn('chunks.dataset_id', 'ld.dataset_id'));
   return applyChunkFilter(builder, request.filter, 'chunks', 'filters');
 }
 
 async function postgresSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
   const db = services.store.db;
+  if (!request.countTotal) {
+    const page: { id: string; score: number }[] = await postgresMatches(db, request).orderBy([{ column: 'score', order: 'desc' }, 'ld.id']).limit(request.limit).offset(request.offset);
+    return { hits: page.map((r) => ({ id: r.id, score: Number(r.score) })), total: null };
+  }
   // One statement: the count and the page of the same matches. The left join keeps the count's
   // row when the page is empty (an offset past the end).
   const rows: { total: number; id: string | null; score: number | null }[] = await db
@@ -102,22 +115,27 @@ async function postgresCount(services: Services, request: RetrievalRequest): Pro
  * `prefix` needs nothing more (and a search without it matches prefixes too).
  */
 async function typesenseCandidates(services: Services, request: RetrievalRequest, wanted: number): Promise<Hit[]> {
-  const found = await services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: typesenseWindow(wanted) });
+  const filtered = filters(request.filter);
+  const found = await services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: typesenseWindow(wanted, filtered) });
   const threshold = request.scoreThreshold;
   const candidates = found.filter((h) => UUID.test(h.id) && (threshold == null || h.score >= threshold));
   if (candidates.length === 0) return [];
+  if (!filtered) return candidates.sort(byScoreThenId);
   const db = services.store.db;
   const query = db('chunks').where('chunks.dataset_id', request.dataset.id).whereRaw('chunks.id = any(?::uuid[])', [candidates.map((h) => h.id)]);
   const kept = new Set<string>(await applyChunkFilter(query, request.filter, 'chunks', 'filters').pluck('chunks.id'));
-  // The engine's order; equal scores by id, so pages do not depend on the engine's tie order.
-  return candidates.filter((h) => kept.has(h.id)).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return candidates.filter((h) => kept.has(h.id)).sort(byScoreThenId);
 }
+
+/** The engine's order; equal scores by id, so pages do not depend on the engine's tie order. */
+const byScoreThenId = (a: Hit, b: Hit) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A page of full-text hits and the number of matches (see the header for Typesense's). */
 export async function fulltextSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
   if (services.lexical.kind === 'postgres') return postgresSearch(services, request);
-  const hits = await typesenseCandidates(services, request, request.offset + request.limit);
-  return { hits: hits.slice(request.offset, request.offset + request.limit), total: hits.length };
+  // Counting reads as many candidates as it may (the count is capped at the window).
+  const hits = await typesenseCandidates(services, request, request.countTotal ? MAX_CANDIDATES : request.offset + request.limit);
+  return { hits: hits.slice(request.offset, request.offset + request.limit), total: request.countTotal ? hits.length : null };
 }
 
 /** The `n` best full-text hits, best first (for fusion). */
@@ -128,5 +146,5 @@ export async function fulltextTop(services: Services, request: RetrievalRequest,
 
 export async function countFulltext(services: Services, request: RetrievalRequest): Promise<number> {
   if (services.lexical.kind === 'postgres') return postgresCount(services, request);
-  return (await typesenseCandidates(services, request, 0)).length;
+  return (await typesenseCandidates(services, request, MAX_CANDIDATES)).length;
 }

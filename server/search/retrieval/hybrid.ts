@@ -58,5 +58,5 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
 
 export async function hybridSearch(services: Services, request: RetrievalRequest, weights: FusionWeights = { semantic: 1, fulltext: 1 }): Promise<RetrievalResult> {
   const hits = await fused(services, request, weights);
-  return { hits: hits.slice(request.offset, request.offset + request.limit), total: hits.length };
+  return { hits: hits.slice(request.offset, request.offset + request.limit), total: request.countTotal ? hits.length : null };
 }

@@ -167,10 +167,11 @@ export async function nearest(services: Services, query: SemanticQuery, request:
   return complete(services, query, request, n, hits, await countSemantic(services, query, request));
 }
 
-/** A page of semantic hits, and how many chunks pass the filter (and the threshold). */
+/** A page of semantic hits, and how many chunks pass the filter (and the threshold) when asked. */
 export async function semanticSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
   const query = await semanticQuery(services, request);
   const n = request.offset + request.limit;
+  if (!request.countTotal) return { hits: (await nearest(services, query, request, n)).slice(request.offset), total: null };
   // Both at once on PostgreSQL; queued one after the other on PGlite's single connection.
   const [indexed, total] = await Promise.all([n > 0 ? nearestByIndex(services, query, request, n) : [], countSemantic(services, query, request)]);
   const hits = await complete(services, query, request, n, indexed, total);
