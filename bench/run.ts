@@ -3,6 +3,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
+import { formatFiles, runFiles } from './files.js';
+import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
 import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
 import { MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
@@ -12,7 +14,7 @@ import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
@@ -35,6 +37,13 @@ const USAGE = `usage: npm run bench -- [options]
 
   search:
   --queries <n>          measured queries per search type (default 200)
+
+  files:
+  --file-mib <n>         size of the streamed multipart upload, in MiB (default 100)
+
+  files-ingest:
+  --text-mib <n>         size of the text corpus, in MiB (default 8)
+  --pdf-pages <n>        pages of the PDF corpus (default 200)
   -h, --help`;
 
 interface Suite {
@@ -56,6 +65,9 @@ async function main(): Promise<number> {
       profile: { type: 'boolean', default: false },
       'cpu-profile': { type: 'boolean', default: false },
       cisi: { type: 'string', default: DEFAULT_CISI_DIR },
+      'file-mib': { type: 'string', default: '100' },
+      'text-mib': { type: 'string', default: '8' },
+      'pdf-pages': { type: 'string', default: '200' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -101,6 +113,19 @@ async function main(): Promise<number> {
         if (chunks === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
         const result = await runSearchBench(modeEnv, { chunks, seed: int('seed', values.seed), queries: int('queries', values.queries, 1) }, log);
         return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };
+      },
+    },
+    files: {
+      run: async (modeEnv, log) => {
+        const result = await runFiles(modeEnv, { sizeMib: int('file-mib', values['file-mib'], 1) }, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatFiles(modeEnv.mode, result) };
+      },
+    },
+    'files-ingest': {
+      run: async (modeEnv, log) => {
+        const options = { textMib: int('text-mib', values['text-mib'], 1), pdfPages: int('pdf-pages', values['pdf-pages'], 1), seed: int('seed', values.seed) };
+        const result = await runFilesIngest(modeEnv, options, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatFilesIngest(modeEnv.mode, result) };
       },
     },
   };

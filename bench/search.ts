@@ -664,10 +664,10 @@ interface Bm25Replay {
 
 /**
  * BM25's raw path, from the statements the service sent for `probeQuery`: the query's terms
- * (`select distinct lexeme from unnest(to_tsvector('english', ?))`), then the scoring statement,
- * whose bindings hold the terms as a tsquery text and as an array, and end with limit and offset.
- * The layout is checked against the probe; null when the service sent no BM25 statement (hybrid
- * fusing full-text), a reason when the statements are not as expected.
+ * (`select distinct lexeme from unnest(to_tsvector('english', ?))`), then the scoring statement. In
+ * the scoring statement's bindings, the probe's terms (as an array, and as a tsquery text) are
+ * replaced by each query's, and the last two (limit, offset) by `n` and 0. Null when the service
+ * sent no BM25 statement (hybrid fusing full-text), a reason when the statements are not as expected.
  */
 async function bm25Replay(db: Knex, statements: Statement[], probeQuery: string): Promise<Bm25Replay | { reason: string } | null> {
   const scoring = statements.filter((x) => /bm25_terms/.test(x.sql));
@@ -679,15 +679,20 @@ async function bm25Replay(db: Knex, statements: Statement[], probeQuery: string)
   const asTsquery = (terms: string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
   const probeTerms = await termsOf(probeQuery);
   const b = template.bindings;
-  if (b[1] !== asTsquery(probeTerms) || JSON.stringify(b[2]) !== JSON.stringify(probeTerms) || typeof b[b.length - 2] !== 'number' || b[b.length - 1] !== 0) {
+  const isProbeTerms = (x: unknown) => JSON.stringify(x) === JSON.stringify(probeTerms);
+  if (!b.some(isProbeTerms) || !b.includes(asTsquery(probeTerms)) || typeof b[b.length - 2] !== 'number' || b[b.length - 1] !== 0) {
     return { reason: `the scoring statement's bindings are not laid out as expected: ${JSON.stringify(b).slice(0, 200)}` };
   }
   return {
     top: async (query, n) => {
       const terms = await termsOf(query);
       if (terms.length === 0) return [];
-      const bindings = [b[0], asTsquery(terms), terms, ...b.slice(3, -2), n, 0];
-      const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(template.sql, bindings as Knex.RawBinding[]);
+      // Per-term weight arrays (a full-text boost's; the bench sends none, so all 1) follow the terms.
+      const isWeights = (x: unknown) => Array.isArray(x) && x.length === probeTerms.length && x.every((w) => w === 1);
+      const bindings = b
+        .slice(0, -2)
+        .map((x) => (isProbeTerms(x) ? terms : x === asTsquery(probeTerms) ? asTsquery(terms) : isWeights(x) ? terms.map(() => 1) : x));
+      const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(template.sql, [...bindings, n, 0] as Knex.RawBinding[]);
       return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
     },
   };

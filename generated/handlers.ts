@@ -8,6 +8,7 @@ export type Reply<R, S extends keyof R> = S extends keyof R ? { status: S; body:
 export type AddChunkToGroupHandler = (ctx: DatasetContext<T.AddChunkToGroupData>) => Promise<Reply<T.AddChunkToGroupResponses, 204>>;
 export type AddChunkToGroupByTrackingIdHandler = (ctx: DatasetContext<T.AddChunkToGroupByTrackingIdData>) => Promise<Reply<T.AddChunkToGroupByTrackingIdResponses, 204>>;
 export type AutocompleteHandler = (ctx: DatasetContext<T.AutocompleteData>) => Promise<Reply<T.AutocompleteResponses, 200>>;
+export type AutocompleteSearchOverGroupsHandler = (ctx: DatasetContext<T.AutocompleteSearchOverGroupsData>) => Promise<Reply<T.AutocompleteSearchOverGroupsResponses, 200>>;
 export type BatchCreateDatasetsHandler = (ctx: OrganizationContext<T.BatchCreateDatasetsData>) => Promise<Reply<T.BatchCreateDatasetsResponses, 200>>;
 export type BulkDeleteChunkHandler = (ctx: DatasetContext<T.BulkDeleteChunkData>) => Promise<Reply<T.BulkDeleteChunkResponses, 204>>;
 export type ClearDatasetHandler = (ctx: DatasetContext<T.ClearDatasetData>) => Promise<Reply<T.ClearDatasetResponses, 204>>;
@@ -20,11 +21,13 @@ export type CreateChunkGroupHandler = (ctx: DatasetContext<T.CreateChunkGroupDat
 export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
+export type CreatePresignedUrlForCsvJsonlHandler = (ctx: DatasetContext<T.CreatePresignedUrlForCsvJsonlData>) => Promise<Reply<T.CreatePresignedUrlForCsvJsonlResponses, 200>>;
 export type DeleteChunkHandler = (ctx: DatasetContext<T.DeleteChunkData>) => Promise<Reply<T.DeleteChunkResponses, 204>>;
 export type DeleteChunkByTrackingIdHandler = (ctx: DatasetContext<T.DeleteChunkByTrackingIdData>) => Promise<Reply<T.DeleteChunkByTrackingIdResponses, 204>>;
 export type DeleteChunkGroupHandler = (ctx: DatasetContext<T.DeleteChunkGroupData>) => Promise<Reply<T.DeleteChunkGroupResponses, 204>>;
 export type DeleteDatasetHandler = (ctx: DatasetContext<T.DeleteDatasetData>) => Promise<Reply<T.DeleteDatasetResponses, 204>>;
 export type DeleteDatasetByTrackingIdHandler = (ctx: DatasetContext<T.DeleteDatasetByTrackingIdData>) => Promise<Reply<T.DeleteDatasetByTrackingIdResponses, 204>>;
+export type DeleteFileHandlerHandler = (ctx: DatasetContext<T.DeleteFileHandlerData>) => Promise<Reply<T.DeleteFileHandlerResponses, 204>>;
 export type DeleteGroupByTrackingIdHandler = (ctx: DatasetContext<T.DeleteGroupByTrackingIdData>) => Promise<Reply<T.DeleteGroupByTrackingIdResponses, 204>>;
 export type DeleteInvitationHandler = (ctx: OrganizationContext<T.DeleteInvitationData>) => Promise<Reply<T.DeleteInvitationResponses, 204>>;
 export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrganizationData>) => Promise<Reply<T.DeleteOrganizationResponses, 204>>;
@@ -41,9 +44,11 @@ export type GetChunksInGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetChun
 export type GetCrawlRequestsForDatasetHandler = (ctx: DatasetContext<T.GetCrawlRequestsForDatasetData>) => Promise<Reply<T.GetCrawlRequestsForDatasetResponses, 200>>;
 export type GetDatasetHandler = (ctx: DatasetContext<T.GetDatasetData>) => Promise<Reply<T.GetDatasetResponses, 200>>;
 export type GetDatasetByTrackingIdHandler = (ctx: OrganizationContext<T.GetDatasetByTrackingIdData>) => Promise<Reply<T.GetDatasetByTrackingIdResponses, 200>>;
+export type GetDatasetFilesAndGroupIdsHandlerHandler = (ctx: DatasetContext<T.GetDatasetFilesAndGroupIdsHandlerData>) => Promise<Reply<T.GetDatasetFilesAndGroupIdsHandlerResponses, 200>>;
 export type GetDatasetQueueLengthsHandler = (ctx: DatasetContext<T.GetDatasetQueueLengthsData>) => Promise<Reply<T.GetDatasetQueueLengthsResponses, 200>>;
 export type GetDatasetsFromOrganizationHandler = (ctx: OrganizationContext<T.GetDatasetsFromOrganizationData>) => Promise<Reply<T.GetDatasetsFromOrganizationResponses, 200>>;
 export type GetEventsHandler = (ctx: DatasetContext<T.GetEventsData>) => Promise<Reply<T.GetEventsResponses, 200>>;
+export type GetFileHandlerHandler = (ctx: DatasetContext<T.GetFileHandlerData>) => Promise<Reply<T.GetFileHandlerResponses, 200>>;
 export type GetFilesCursorHandlerHandler = (ctx: DatasetContext<T.GetFilesCursorHandlerData>) => Promise<Reply<T.GetFilesCursorHandlerResponses, 200>>;
 export type GetGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetGroupByTrackingIdData>) => Promise<Reply<T.GetGroupByTrackingIdResponses, 200>>;
 export type GetGroupsForChunksHandler = (ctx: DatasetContext<T.GetGroupsForChunksData>) => Promise<Reply<T.GetGroupsForChunksResponses, 200>>;
@@ -55,6 +60,8 @@ export type GetOrganizationApiKeysHandler = (ctx: OrganizationContext<T.GetOrgan
 export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganizationUsageData>) => Promise<Reply<T.GetOrganizationUsageResponses, 200>>;
 export type GetOrganizationUsersHandler = (ctx: OrganizationContext<T.GetOrganizationUsersData>) => Promise<Reply<T.GetOrganizationUsersResponses, 200>>;
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
+export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
+export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
 export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
@@ -62,6 +69,8 @@ export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationDa
 export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
 export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChunksData>) => Promise<Reply<T.ScrollDatasetChunksResponses, 200>>;
 export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
+export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsData>) => Promise<Reply<T.SearchOverGroupsResponses, 200>>;
+export type SearchWithinGroupHandler = (ctx: DatasetContext<T.SearchWithinGroupData>) => Promise<Reply<T.SearchWithinGroupResponses, 200>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
 export type UpdateChunkHandler = (ctx: DatasetContext<T.UpdateChunkData>) => Promise<Reply<T.UpdateChunkResponses, 204>>;
@@ -70,12 +79,15 @@ export type UpdateChunkGroupHandler = (ctx: DatasetContext<T.UpdateChunkGroupDat
 export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
 export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
 export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => Promise<Reply<T.UpdateUserResponses, 204>>;
+export type UploadFileHandlerHandler = (ctx: DatasetContext<T.UploadFileHandlerData>) => Promise<Reply<T.UploadFileHandlerResponses, 200>>;
+export type UploadHtmlPageHandler = (ctx: PublicContext<T.UploadHtmlPageData>) => Promise<Reply<T.UploadHtmlPageResponses, 204>>;
 
 /** Every operation of the contract and its handler. */
 export interface Handlers {
   add_chunk_to_group: AddChunkToGroupHandler;
   add_chunk_to_group_by_tracking_id: AddChunkToGroupByTrackingIdHandler;
   autocomplete: AutocompleteHandler;
+  autocomplete_search_over_groups: AutocompleteSearchOverGroupsHandler;
   batch_create_datasets: BatchCreateDatasetsHandler;
   bulk_delete_chunk: BulkDeleteChunkHandler;
   clear_dataset: ClearDatasetHandler;
@@ -88,11 +100,13 @@ export interface Handlers {
   create_dataset: CreateDatasetHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
+  create_presigned_url_for_csv_jsonl: CreatePresignedUrlForCsvJsonlHandler;
   delete_chunk: DeleteChunkHandler;
   delete_chunk_by_tracking_id: DeleteChunkByTrackingIdHandler;
   delete_chunk_group: DeleteChunkGroupHandler;
   delete_dataset: DeleteDatasetHandler;
   delete_dataset_by_tracking_id: DeleteDatasetByTrackingIdHandler;
+  delete_file_handler: DeleteFileHandlerHandler;
   delete_group_by_tracking_id: DeleteGroupByTrackingIdHandler;
   delete_invitation: DeleteInvitationHandler;
   delete_organization: DeleteOrganizationHandler;
@@ -109,9 +123,11 @@ export interface Handlers {
   get_crawl_requests_for_dataset: GetCrawlRequestsForDatasetHandler;
   get_dataset: GetDatasetHandler;
   get_dataset_by_tracking_id: GetDatasetByTrackingIdHandler;
+  get_dataset_files_and_group_ids_handler: GetDatasetFilesAndGroupIdsHandlerHandler;
   get_dataset_queue_lengths: GetDatasetQueueLengthsHandler;
   get_datasets_from_organization: GetDatasetsFromOrganizationHandler;
   get_events: GetEventsHandler;
+  get_file_handler: GetFileHandlerHandler;
   get_files_cursor_handler: GetFilesCursorHandlerHandler;
   get_group_by_tracking_id: GetGroupByTrackingIdHandler;
   get_groups_for_chunks: GetGroupsForChunksHandler;
@@ -123,6 +139,8 @@ export interface Handlers {
   get_organization_usage: GetOrganizationUsageHandler;
   get_organization_users: GetOrganizationUsersHandler;
   get_rag_analytics: GetRagAnalyticsHandler;
+  get_recommended_chunks: GetRecommendedChunksHandler;
+  get_recommended_groups: GetRecommendedGroupsHandler;
   get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
@@ -130,6 +148,8 @@ export interface Handlers {
   remove_chunk_from_group: RemoveChunkFromGroupHandler;
   scroll_dataset_chunks: ScrollDatasetChunksHandler;
   search_chunks: SearchChunksHandler;
+  search_over_groups: SearchOverGroupsHandler;
+  search_within_group: SearchWithinGroupHandler;
   split_html_content: SplitHtmlContentHandler;
   update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
   update_chunk: UpdateChunkHandler;
@@ -138,6 +158,8 @@ export interface Handlers {
   update_dataset: UpdateDatasetHandler;
   update_organization: UpdateOrganizationHandler;
   update_user: UpdateUserHandler;
+  upload_file_handler: UploadFileHandlerHandler;
+  upload_html_page: UploadHtmlPageHandler;
 }
 
 /** Routing and access facts of every operation, read from the contract. */
@@ -145,6 +167,7 @@ export const operations = {
   add_chunk_to_group: { method: 'post', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   add_chunk_to_group_by_tracking_id: { method: 'post', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   autocomplete: { method: 'post', path: '/api/chunk/autocomplete', role: 0, scope: 'dataset' },
+  autocomplete_search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_autocomplete', role: 0, scope: 'dataset' },
   batch_create_datasets: { method: 'post', path: '/api/dataset/batch_create_datasets', role: 2, scope: 'organization' },
   bulk_delete_chunk: { method: 'delete', path: '/api/chunk', role: 1, scope: 'dataset' },
   clear_dataset: { method: 'put', path: '/api/dataset/clear/{dataset_id}', role: 2, scope: 'dataset' },
@@ -157,11 +180,13 @@ export const operations = {
   create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
+  create_presigned_url_for_csv_jsonl: { method: 'post', path: '/api/file/csv_or_jsonl', role: 1, scope: 'dataset' },
   delete_chunk: { method: 'delete', path: '/api/chunk/{chunk_id}', role: 1, scope: 'dataset' },
   delete_chunk_by_tracking_id: { method: 'delete', path: '/api/chunk/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_chunk_group: { method: 'delete', path: '/api/chunk_group/{group_id}', role: 1, scope: 'dataset' },
   delete_dataset: { method: 'delete', path: '/api/dataset/{dataset_id}', role: 2, scope: 'dataset' },
   delete_dataset_by_tracking_id: { method: 'delete', path: '/api/dataset/tracking_id/{tracking_id}', role: 2, scope: 'dataset' },
+  delete_file_handler: { method: 'delete', path: '/api/file/{file_id}', role: 1, scope: 'dataset' },
   delete_group_by_tracking_id: { method: 'delete', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_invitation: { method: 'delete', path: '/api/invitation/{invitation_id}', role: 1, scope: 'organization' },
   delete_organization: { method: 'delete', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
@@ -178,9 +203,11 @@ export const operations = {
   get_crawl_requests_for_dataset: { method: 'get', path: '/api/crawl', role: 1, scope: 'dataset' },
   get_dataset: { method: 'get', path: '/api/dataset/{dataset_id}', role: 1, scope: 'dataset' },
   get_dataset_by_tracking_id: { method: 'get', path: '/api/dataset/tracking_id/{tracking_id}', role: 1, scope: 'organization' },
+  get_dataset_files_and_group_ids_handler: { method: 'get', path: '/api/dataset/files/{dataset_id}/{page}', role: 0, scope: 'dataset' },
   get_dataset_queue_lengths: { method: 'get', path: '/api/dataset/get_dataset_queue_lengths', role: 0, scope: 'dataset' },
   get_datasets_from_organization: { method: 'get', path: '/api/dataset/organization/{organization_id}', role: 1, scope: 'organization' },
   get_events: { method: 'post', path: '/api/dataset/events', role: 0, scope: 'dataset' },
+  get_file_handler: { method: 'get', path: '/api/file/{file_id}', role: 0, scope: 'dataset' },
   get_files_cursor_handler: { method: 'get', path: '/api/dataset/scroll_files', role: 0, scope: 'dataset' },
   get_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
   get_groups_for_chunks: { method: 'post', path: '/api/chunk_group/chunks', role: 0, scope: 'dataset' },
@@ -192,6 +219,8 @@ export const operations = {
   get_organization_usage: { method: 'post', path: '/api/organization/usage/{organization_id}', role: 1, scope: 'organization' },
   get_organization_users: { method: 'get', path: '/api/organization/users/{organization_id}', role: 1, scope: 'organization' },
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
+  get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
+  get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },
   get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
@@ -199,6 +228,8 @@ export const operations = {
   remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   scroll_dataset_chunks: { method: 'post', path: '/api/chunks/scroll', role: 0, scope: 'dataset' },
   search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },
+  search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_search', role: 0, scope: 'dataset' },
+  search_within_group: { method: 'post', path: '/api/chunk_group/search', role: 0, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },
   update_chunk: { method: 'put', path: '/api/chunk', role: 1, scope: 'dataset' },
@@ -207,6 +238,8 @@ export const operations = {
   update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
   update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
   update_user: { method: 'put', path: '/api/user', role: 0, scope: 'organization' },
+  upload_file_handler: { method: 'post', path: '/api/file', role: 1, scope: 'dataset' },
+  upload_html_page: { method: 'post', path: '/api/file/html_page', role: null, scope: 'none' },
 } as const satisfies Record<keyof Handlers, OperationFacts>;
 
 export interface OperationFacts {

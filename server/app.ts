@@ -10,6 +10,8 @@ import { pinoHttp } from 'pino-http';
 import { grantAccess, type Access } from './auth/access.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
+import { fileContentRouter } from './http/fileContent.js';
+import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
 import type { Services } from './services.js';
 
 type OperationId = keyof Handlers;
@@ -25,27 +27,32 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   });
   app.use('/docs', docsRouter());
 
+  // Signed file links carry raw bytes, not JSON: they come before the JSON parser.
+  app.use(fileContentRouter(services));
   app.use(express.json({ limit: services.config.jsonBodyLimit, strict: false }));
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,
-      validateRequests: { allowUnknownQueryParameters: false },
-      validateResponses: false,
-      validateSecurity: {
-        handlers: {
-          ApiKey: async (req) => {
-            const operationId = openapiOf(req as Request)!.schema.operationId;
-            accessOf(req as Request).value = await grantAccess(services, operations[operationId] as OperationFacts, {
-              authorization: req.get('authorization'),
-              datasetHeader: req.get('svc-dataset'),
-              organizationHeader: req.get('svc-organization'),
-            });
-            return true;
-          },
+  const validator = OpenApiValidator.middleware({
+    apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,
+    validateRequests: { allowUnknownQueryParameters: false },
+    // Multipart uploads are streamed by http/multipart.ts; the validator's own reader buffers files in memory.
+    fileUploader: false,
+    validateResponses: false,
+    validateSecurity: {
+      handlers: {
+        ApiKey: async (req) => {
+          const operationId = openapiOf(req as Request)!.schema.operationId;
+          accessOf(req as Request).value = await grantAccess(services, operations[operationId] as OperationFacts, {
+            authorization: req.get('authorization'),
+            datasetHeader: req.get('svc-dataset'),
+            organizationHeader: req.get('svc-organization'),
+          });
+          return true;
         },
       },
-    }),
-  );
+    },
+  });
+  // A multipart upload's option fields are read after the access checks and before validation.
+  app.use(beforeRequestValidation(validator, receiveMultipartForm(services)));
+  app.use(storeMultipartUpload(services, (req) => accessOf(req).value?.dataset));
 
   // The validator has matched the request to exactly one operation; dispatch on it rather than route twice.
   app.use(dispatch(services, handlers));
@@ -53,6 +60,13 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.use((req, _res, next) => next(new HttpError(404, `no route ${req.method} ${req.path}`)));
   app.use(errorBody);
   return app;
+}
+
+/** The validator's steps with `step` inserted just before its request validation. */
+function beforeRequestValidation(validator: RequestHandler[], step: RequestHandler): RequestHandler[] {
+  const at = validator.findIndex((m) => m.name === 'requestMiddleware');
+  if (at < 0) throw new Error('express-openapi-validator: its request validation step was not found');
+  return [...validator.slice(0, at), step, ...validator.slice(at)];
 }
 
 type AnyHandler = (ctx: Record<string, unknown>) => Promise<{ status: number; body?: unknown }>;
@@ -113,7 +127,7 @@ function accessOf(req: Request): { value: Access | undefined } {
 
 /** Every failure, whoever raised it, becomes its status with `{message}`. */
 const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
-  const { status, message } = describe(error);
+  const { status, message } = describe(error, req);
   // The validator's own words for an unknown route are just "not found".
   if (status === 404 && message === 'not found') return res.status(404).json({ message: `no route ${req.method} ${req.path}` });
   if (status >= 500) req.log?.error?.({ err: error }, 'request failed');
@@ -121,11 +135,14 @@ const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
   res.status(status).json({ message });
 };
 
-function describe(error: unknown): { status: number; message: string } {
+function describe(error: unknown, req: Request): { status: number; message: string } {
   if (error instanceof HttpError) return { status: error.status, message: error.message };
   const e = error as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
   if (e?.type === 'entity.parse.failed') return { status: 400, message: `the request body is not valid JSON: ${e.message}` };
-  if (e?.type === 'entity.too.large') return { status: 413, message: `the request body is over the limit of ${e.limit} bytes` };
+  if (e?.type === 'entity.too.large') {
+    const hint = req.path === '/api/file' ? '; send a large file as multipart/form-data instead of base64 in JSON' : '';
+    return { status: 413, message: `the request body is over the limit of ${e.limit} bytes${hint}` };
+  }
   const status = e?.status ?? e?.statusCode;
   // express-openapi-validator's messages name each violation and where it is.
   if (status && status >= 400 && status < 500) return { status, message: e.message || 'bad request' };

@@ -26,6 +26,12 @@ const schema = z
       .trim()
       .regex(/^\d+(b|kb|mb|gb)$/i, 'must be a size such as 512kb or 16mb')
       .default('16mb'),
+    FILE_UPLOAD_LIMIT: z
+      .string()
+      .trim()
+      .regex(/^\d+(b|kb|mb|gb)$/i, 'must be a size such as 512mb or 1gb')
+      .default('1gb'),
+    PUBLIC_URL: url(['http:', 'https:']).optional(),
     DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
     TYPESENSE_URL: url(['http:', 'https:']).optional(),
     TYPESENSE_API_KEY: optionalText,
@@ -34,6 +40,7 @@ const schema = z
     TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
     EMBEDDING_API_KEY: optionalText,
+    RERANKER_API_KEY: optionalText,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -51,7 +58,16 @@ export interface Config {
   adminApiKey: string | null;
   /** Sent to the OpenAI-compatible embedding endpoints that datasets configure. */
   embeddingApiKey: string | null;
+  /** Sent to the reranking endpoints that datasets configure (RERANKER_BASE_URL). */
+  rerankerApiKey: string | null;
   jsonBodyLimit: string;
+  /** The largest file an upload may carry, in bytes. */
+  fileUploadLimit: number;
+  /**
+   * Where clients reach the service, the base of the signed file URLs it hands out; when null,
+   * the address it listens on (set at listen).
+   */
+  publicUrl: string | null;
   logLevel: Env['LOG_LEVEL'];
   store: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string };
   lexical: { kind: 'postgres' } | { kind: 'typesense'; url: string; apiKey: string; collection: string };
@@ -78,7 +94,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     adminApiKey: env.ADMIN_API_KEY ?? null,
     embeddingApiKey: env.EMBEDDING_API_KEY ?? null,
+    rerankerApiKey: env.RERANKER_API_KEY ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,
+    fileUploadLimit: sizeInBytes(env.FILE_UPLOAD_LIMIT),
+    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     logLevel: env.LOG_LEVEL,
     store: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dir: path.join(dataDir, 'pglite') },
     lexical: env.TYPESENSE_URL
@@ -88,4 +107,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       ? { kind: 'temporal', address: env.TEMPORAL_ADDRESS, namespace: env.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE }
       : { kind: 'in-process' },
   };
+}
+
+/** `512kb`, `16mb`, `1gb`: binary multiples, as the JSON body parser reads JSON_BODY_LIMIT. */
+export function sizeInBytes(size: string): number {
+  const [, digits, unit] = /^(\d+)(b|kb|mb|gb)$/i.exec(size.trim())!;
+  return Number(digits) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf(unit.toLowerCase());
 }

@@ -31,6 +31,8 @@ export async function startService(config: Config): Promise<RunningService> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  // Signed file links point here unless PUBLIC_URL says where clients reach the service.
+  services.config.publicUrl ??= `http://${host}:${port}`;
   return {
     url: `http://${host}:${port}`,
     services,

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { bootstrapInstanceAdmin } from './domain/users.js';
 import { createLexicalIndex } from './engines/lexical/index.js';
 import type { LexicalIndex } from './engines/lexical/types.js';
+import { openFileStorage, type FileStorage } from './engines/storage/index.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
 import type { WorkflowEngine } from './engines/workflows/types.js';
 import { openStore, type Store } from './store/db.js';
@@ -14,6 +15,8 @@ export interface Services {
   store: Store;
   lexical: LexicalIndex;
   workflows: WorkflowEngine;
+  /** The bytes of uploaded files. */
+  storage: FileStorage;
   /** Analytics rows written after the answer. */
   deferred: DeferredWriter;
   close(): Promise<void>;
@@ -28,10 +31,11 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.splice(1, 0, lexical);
-    const workflows = await createWorkflowEngine(config.workflows, { store, lexical }, { logger });
+    const storage = await openFileStorage(config);
+    const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, embeddingApiKey: config.embeddingApiKey }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
-    return { config, store, lexical, workflows, deferred, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, storage, deferred, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

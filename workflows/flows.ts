@@ -2,8 +2,10 @@
 // workflows.ts and bundled into its deterministic sandbox) and the in-process runner (which
 // journals each activity call). So: type imports only, and no I/O, clocks or randomness here —
 // everything that touches the world is an activity.
-import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from './activities/index.js';
+import { checkBatchSize, checkUuid, isCancellation, reasonOf, retry } from './common.js';
+import { ingestActivityOptions } from './ingest.js';
 
 export interface FlowContext<A> {
   /**
@@ -14,7 +16,6 @@ export interface FlowContext<A> {
 }
 
 // Per-activity options: what Temporal's proxyActivities takes; the in-process runner reads `retry`.
-const retry: RetryPolicy = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 };
 // startToCloseTimeout is also how long Temporal waits before retrying an attempt whose worker died.
 export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   removeDatasetFromLexicalIndex: { startToCloseTimeout: '5m', retry },
@@ -29,34 +30,8 @@ export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   copyDatasetGroups: { startToCloseTimeout: '2m', retry },
   copyDatasetBookmarks: { startToCloseTimeout: '2m', retry },
   indexDatasetChunks: { startToCloseTimeout: '2m', retry },
+  ...ingestActivityOptions,
 };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function checkUuid(workflow: string, field: string, value: unknown): asserts value is string {
-  if (typeof value !== 'string' || !UUID.test(value)) {
-    throw new Error(`${workflow}: ${field} must be a UUID, got ${JSON.stringify(value)}`);
-  }
-}
-
-function checkBatchSize(workflow: string, batchSize: unknown): asserts batchSize is number {
-  if (!Number.isInteger(batchSize) || (batchSize as number) < 1 || (batchSize as number) > 100_000) {
-    throw new Error(`${workflow}: batchSize must be an integer from 1 to 100000, got ${JSON.stringify(batchSize)}`);
-  }
-}
-
-/** The innermost message of an error: engines wrap an activity's error (ActivityFailure -> cause). */
-function reasonOf(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** A cancellation (the engine shutting down or the workflow cancelled) is no failure to report. */
-function isCancellation(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e.name === 'CancelledFailure') return true;
-  return false;
-}
 
 export interface PurgeDatasetInput {
   datasetId: string;

@@ -1,12 +1,14 @@
 // Every workflow by name, with its flow. The engines' `run(name, ...)` is typed from this map,
 // the in-process runner looks flows up in it, and workflows.ts wraps each one for Temporal.
 import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganizationFlow } from './flows.js';
+import { ingestFileFlow } from './ingest.js';
 
 export const flows = {
   purgeDataset: purgeDatasetFlow,
   purgeOrganization: purgeOrganizationFlow,
   clearDataset: clearDatasetFlow,
   cloneDataset: cloneDatasetFlow,
+  ingestFile: ingestFileFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -18,4 +20,6 @@ export const workflowIds = {
   clearDataset: (datasetId: string) => `clear-dataset-${datasetId}`,
   /** By the new dataset: each clone fills one. */
   cloneDataset: (targetDatasetId: string) => `clone-dataset-${targetDatasetId}`,
+  /** One ingestion per file. */
+  ingestFile: (fileId: string) => `ingest-file-${fileId}`,
 };

@@ -14,6 +14,7 @@ import {
   type PurgeDatasetInput,
   type PurgeOrganizationInput,
 } from './flows.js';
+import { ingestFileFlow, type IngestFileInput } from './ingest.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
 
@@ -51,4 +52,8 @@ export async function clearDataset(input: ClearDatasetInput) {
 
 export async function cloneDataset(input: CloneDatasetInput) {
   return runFlow(cloneDatasetFlow, input);
+}
+
+export async function ingestFile(input: IngestFileInput) {
+  return runFlow(ingestFileFlow, input);
 }

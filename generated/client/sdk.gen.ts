@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses } from './types.gen';
+import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -226,6 +226,66 @@ export const countGroupChunks = <ThrowOnError extends boolean = false>(options: 
 });
 
 /**
+ * Search for groups as the user types
+ *
+ * Like the search for groups (first page only), with the last word of the query matched as a prefix. With `extend_results`, groups found by ordinary matching follow those found by prefix when the page is not full.
+ */
+export const autocompleteSearchOverGroups = <ThrowOnError extends boolean = false>(options: Options<AutocompleteSearchOverGroupsData, ThrowOnError>) => (options.client ?? client).post<AutocompleteSearchOverGroupsResponses, AutocompleteSearchOverGroupsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/group_oriented_autocomplete',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search for groups
+ *
+ * Finds groups instead of chunks: the chunks that match the query are gathered by the groups that hold them, each group comes once, ranked by its best chunk, with its best `group_size` chunks (3 by default; 0 gives the groups without chunks). Chunks in no group are not shown; a chunk in several groups counts for each. `page` and `page_size` count groups. Groups are gathered from a window of the best matching chunks: at least 100, growing up to 1000 until the page is full, so a group whose best chunk ranks below the 1000th is not found; `get_total_pages` counts the groups among the best 1000 chunks. The response shape follows `X-API-Version`. Recorded for analytics unless the dataset disables them.
+ */
+export const searchOverGroups = <ThrowOnError extends boolean = false>(options: Options<SearchOverGroupsData, ThrowOnError>) => (options.client ?? client).post<SearchOverGroupsResponses, SearchOverGroupsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/group_oriented_search',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Recommend groups like some groups and unlike others
+ *
+ * The chunks of the positive and negative groups (named by id or tracking id, every one a group of the dataset; at least one positive) are the examples of a chunk recommendation, made as `POST /api/chunk/recommend` makes it; the recommended chunks are then gathered by group as the search for groups gathers them: each group once, ranked by its best chunk, with its best `group_size` chunks (3 by default). The example chunks are never returned, so the example groups only come back through chunks they share with other groups. `X-API-Version` V2 gives the groups with the recommendation id; V1 (the default) a list of groups with their chunks. Recorded for analytics unless the dataset disables them.
+ */
+export const getRecommendedGroups = <ThrowOnError extends boolean = false>(options: Options<GetRecommendedGroupsData, ThrowOnError>) => (options.client ?? client).post<GetRecommendedGroupsResponses, GetRecommendedGroupsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/recommend',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search the chunks of one group
+ *
+ * A search like `POST /api/chunk/search` that only finds chunks bookmarked in the group named by `group_id` or, without it, by `group_tracking_id` (one of them is required; a group not in the dataset is 404). Filters, pages, thresholds and highlights work as in chunk search. `X-API-Version` V2 gives the results with the search id; V1 (the default) gives them as `bookmarks` with the group. Recorded for analytics unless the dataset disables them.
+ */
+export const searchWithinGroup = <ThrowOnError extends boolean = false>(options: Options<SearchWithinGroupData, ThrowOnError>) => (options.client ?? client).post<SearchWithinGroupResponses, SearchWithinGroupErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk_group/search',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Get a page of the chunks in the group with a tracking id
  *
  * The group and ten of its chunks per page, in the order they were added to the group. `X-API-Version` V1 (the default) gives each chunk's tags as comma-separated text, V2 as a list.
@@ -312,6 +372,21 @@ export const autocomplete = <ThrowOnError extends boolean = false>(options: Opti
 export const countChunks = <ThrowOnError extends boolean = false>(options: Options<CountChunksData, ThrowOnError>) => (options.client ?? client).post<CountChunksResponses, CountChunksErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/chunk/count',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Recommend chunks like some chunks and unlike others
+ *
+ * Finds the chunks of the dataset closest to the positive examples and far from the negative ones, named by id or tracking id (every one must be a chunk of the dataset; the examples themselves are never returned). `average_vector` (the default) searches with one query made of the examples: twice the mean of the positives minus the mean of the negatives; it needs a positive example. `best_score` scores each candidate against every example: its best similarity to a positive when that beats its best similarity to a negative, else minus the square of the latter; negatives alone are allowed then, and at most 64 examples. With `recommend_type` `semantic` (the default) the examples are compared by their dense vectors; with `bm25` and `fulltext` by their weighted terms (BM25 weights, or log term frequency over log length), scaled by the terms' rarity in the dataset. Filters apply to the candidates. The response shape follows `X-API-Version`. Every recommendation is recorded for analytics unless the dataset disables them.
+ */
+export const getRecommendedChunks = <ThrowOnError extends boolean = false>(options: Options<GetRecommendedChunksData, ThrowOnError>) => (options.client ?? client).post<GetRecommendedChunksResponses, GetRecommendedChunksErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/chunk/recommend',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -542,6 +617,17 @@ export const getEvents = <ThrowOnError extends boolean = false>(options: Options
 });
 
 /**
+ * List the files of a dataset
+ *
+ * The dataset's files, newest first, ten a page, each with the id of the chunk group made from it.
+ */
+export const getDatasetFilesAndGroupIdsHandler = <ThrowOnError extends boolean = false>(options: Options<GetDatasetFilesAndGroupIdsHandlerData, ThrowOnError>) => (options.client ?? client).get<GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetFilesAndGroupIdsHandlerErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/dataset/files/{dataset_id}/{page}',
+    ...options
+});
+
+/**
  * List the tags used in a dataset
  *
  * Every distinct tag found in the `tag_set` of the dataset's chunks, with the number of chunks carrying it, most frequent first (ties in tag order), a page at a time.
@@ -627,6 +713,72 @@ export const getUsageByDatasetId = <ThrowOnError extends boolean = false>(option
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/dataset/usage/{dataset_id}',
     ...options
+});
+
+/**
+ * Upload a file
+ *
+ * Stores a file in the dataset and starts its ingestion as durable background work, then answers at once with the file's record. The ingestion extracts the file's text, splits it by the options given, creates the chunks inside a chunk group that carries the file id, and reports a `file_uploaded` or `file_upload_failed` event (see `POST /api/dataset/events`) and, when `webhook_url` is given, calls it. Send the file either base64-encoded in a JSON body (`application/json`, bounded by the service's JSON body limit, 16 MB of JSON by default) or as a `multipart/form-data` upload, streamed to storage without being held in memory, for files up to 1 GB. The file's bytes count against the plan's file storage.
+ */
+export const uploadFileHandler = <ThrowOnError extends boolean = false>(options: Options<UploadFileHandlerData, ThrowOnError>) => (options.client ?? client).post<UploadFileHandlerResponses, UploadFileHandlerErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/file',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a file
+ *
+ * Deletes the file's record and bytes and the chunk groups made from it; with `delete_chunks` the chunks in those groups go too, otherwise they stay in the dataset outside any group of the file. An ingestion still under way stops.
+ */
+export const deleteFileHandler = <ThrowOnError extends boolean = false>(options: Options<DeleteFileHandlerData, ThrowOnError>) => (options.client ?? client).delete<DeleteFileHandlerResponses, DeleteFileHandlerErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/file/{file_id}',
+    ...options
+});
+
+/**
+ * Get a file and a link to its bytes
+ *
+ * The file's record with `s3_url`, a signed URL on this service from which the file's bytes can be downloaded without an API key until it expires.
+ */
+export const getFileHandler = <ThrowOnError extends boolean = false>(options: Options<GetFileHandlerData, ThrowOnError>) => (options.client ?? client).get<GetFileHandlerResponses, GetFileHandlerErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/file/{file_id}',
+    ...options
+});
+
+/**
+ * Get an upload URL for a CSV or JSONL file
+ *
+ * Records a CSV or JSONL file that is still to come and answers with a signed URL on this service that accepts its bytes by `PUT` (streamed to storage, up to 1 GB) for 24 hours. Once the bytes have arrived, ingestion starts and makes one chunk per row (per line of a JSONL file), its fields taken as `mappings` say. The file's name must end in `.csv` or `.jsonl`.
+ */
+export const createPresignedUrlForCsvJsonl = <ThrowOnError extends boolean = false>(options: Options<CreatePresignedUrlForCsvJsonlData, ThrowOnError>) => (options.client ?? client).post<CreatePresignedUrlForCsvJsonlResponses, CreatePresignedUrlForCsvJsonlErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/file/csv_or_jsonl',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Receive a crawled web page
+ *
+ * Where a crawler delivers the pages of a crawl. The page is stored as a file of the crawl's dataset and ingested like an uploaded HTML file. Needs no API key; instead `scrapeId` must name a crawl of the dataset given as `metadata.dataset_id`, and `metadata.webhook_secret` must be the secret the service issued for that crawl.
+ */
+export const uploadHtmlPage = <ThrowOnError extends boolean = false>(options: Options<UploadHtmlPageData, ThrowOnError>) => (options.client ?? client).post<UploadHtmlPageResponses, UploadHtmlPageErrors, ThrowOnError>({
+    url: '/api/file/html_page',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -90,6 +90,52 @@ export type AutocompleteReqPayload = {
     extend_results?: boolean | null;
 };
 
+/**
+ * A search for groups as the user types; the last word of the query is a prefix.
+ */
+export type AutocompleteSearchOverGroupsReqPayload = {
+    query: SearchModalities;
+    search_type: SearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * Groups per page, at most the dataset's MAX_LIMIT.
+     */
+    page_size?: number | null;
+    /**
+     * The most chunks shown for each group, its best ones; 0 shows the groups alone.
+     */
+    group_size?: number | null;
+    /**
+     * After the groups found by prefix, add groups found by ordinary matching to fill the page.
+     */
+    extend_results?: boolean | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    highlight_options?: HighlightOptions | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    scoring_options?: ScoringOptions | null;
+    sort_options?: SortOptions | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    /**
+     * "quoted" words must appear and -words must not.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Who searched, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the search for analytics.
+     */
+    metadata?: unknown;
+};
+
 export type BatchQueuedChunkResponse = {
     chunk_metadata: Array<ChunkMetadata>;
 };
@@ -181,6 +227,27 @@ export type ChunkMetadataStringTagSet = ChunkRecordFields & {
  * A chunk in a V1 search result: full, slim or content only.
  */
 export type ChunkMetadataTypes = SlimChunkMetadata | ChunkMetadataStringTagSet | ContentChunkMetadata;
+
+/**
+ * A recommended chunk in the V1 shape (`tag_set` as comma-separated text) with its score.
+ */
+export type ChunkMetadataWithScore = {
+    id: string;
+    dataset_id: string;
+    chunk_html?: string | null;
+    link?: string | null;
+    metadata?: unknown;
+    tag_set?: string | null;
+    /**
+     * ISO 8601 date and time without a zone.
+     */
+    time_stamp?: string | null;
+    tracking_id?: string | null;
+    weight: number;
+    score: number;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
 
 /**
  * The fields of a stored chunk that do not depend on the API version.
@@ -277,6 +344,24 @@ export type ChunkReqPayload = {
      */
     weight?: number | null;
 };
+
+/**
+ * A field of a chunk that a column or key of a CSV or JSONL file can fill.
+ */
+export type ChunkReqPayloadFields = 'link' | 'tag_set' | 'num_value' | 'tracking_id' | 'group_tracking_ids' | 'time_stamp' | 'lat' | 'lon' | 'image_urls' | 'weight' | 'boost_phrase';
+
+/**
+ * Fill a chunk field from a column (CSV) or key (JSONL).
+ */
+export type ChunkReqPayloadMapping = {
+    csv_jsonl_field: string;
+    chunk_req_payload_field: ChunkReqPayloadFields;
+};
+
+/**
+ * Which columns or keys fill which chunk fields; the others become the chunk's content and metadata. Array fields (tag_set, image_urls, group_tracking_ids) and boost_phrase may take several columns; any other field takes the last mapping given.
+ */
+export type ChunkReqPayloadMappings = Array<ChunkReqPayloadMapping>;
 
 /**
  * A chunk in the shape the `X-API-Version` header asks for.
@@ -519,6 +604,60 @@ export type CreateOrganizationReqPayload = {
      * Name of the organization.
      */
     name: string;
+};
+
+/**
+ * A CSV or JSONL file to come, and how its rows become chunks.
+ */
+export type CreatePresignedUrlForCsvJsonlReqPayload = {
+    /**
+     * The file's name, ending in `.csv` or `.jsonl`, which says how it is read.
+     */
+    file_name: string;
+    /**
+     * Tags given to every row's chunk, besides the row's own. File tags may not contain a comma.
+     */
+    tag_set?: Array<string> | null;
+    /**
+     * A note about the file, kept as the description of its chunk group.
+     */
+    description?: string | null;
+    link?: string | null;
+    /**
+     * An ISO 8601 date and time given to the rows' chunks that carry none.
+     */
+    time_stamp?: string | null;
+    /**
+     * A JSON object kept with the file and merged into every row's chunk metadata.
+     */
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * Tracking id of the chunk group made from the file.
+     */
+    group_tracking_id?: string | null;
+    mappings?: ChunkReqPayloadMappings | null;
+    /**
+     * A row whose tracking id is already a chunk's replaces that chunk; false leaves it as it is.
+     */
+    upsert_by_tracking_id?: boolean | null;
+    /**
+     * Full-text weight of each row's boost phrase.
+     */
+    fulltext_boost_factor?: number | null;
+    /**
+     * How far each row's chunk vector moves towards its boost phrase.
+     */
+    semantic_boost_factor?: number | null;
+};
+
+export type CreatePresignedUrlForCsvJsonResponseBody = {
+    file_metadata: FileRecord;
+    /**
+     * A `PUT` of the file's bytes to this URL, without an API key and before it expires (24 hours), stores the file and starts its ingestion; it answers 200 once the bytes are stored. A changed URL is refused.
+     */
+    presigned_put_url: string;
 };
 
 /**
@@ -780,6 +919,18 @@ export type DateRange = {
 };
 
 /**
+ * Groups found, in the V1 shape.
+ */
+export type DeprecatedSearchOverGroupsResponseBody = {
+    group_chunks: Array<GroupScoreChunk>;
+    /**
+     * Pages of groups when `get_total_pages` was set, else 0.
+     */
+    total_chunk_pages: number;
+    corrected_query?: string | null;
+};
+
+/**
  * How the closeness of two dense vectors is measured.
  */
 export type DistanceMetric = 'euclidean' | 'cosine' | 'manhattan' | 'dot';
@@ -886,6 +1037,65 @@ export type FieldCondition = {
 };
 
 /**
+ * A file and the chunk group made from it.
+ */
+export type FileAndGroupId = {
+    file: FileRecord;
+    /**
+     * The chunk group that holds the file's chunks; null until its ingestion creates it.
+     */
+    group_id?: string | null;
+};
+
+/**
+ * A page of a dataset's files.
+ */
+export type FileData = {
+    file_and_group_ids: Array<FileAndGroupId>;
+    /**
+     * How many pages of ten files the dataset has.
+     */
+    total_pages: number;
+};
+
+/**
+ * A stored file with a signed URL to download its bytes.
+ */
+export type FileDto = FileRecord & {
+    /**
+     * A `GET` of this URL answers the file's bytes, with its content type, without an API key, until the URL expires; a changed URL is refused.
+     */
+    s3_url: string;
+};
+
+/**
+ * A stored file.
+ */
+export type FileRecord = {
+    id: string;
+    dataset_id: string;
+    file_name: string;
+    /**
+     * Size of the file in bytes.
+     */
+    size: number;
+    link?: string | null;
+    /**
+     * The JSON object given at upload.
+     */
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    tag_set?: Array<string | null> | null;
+    /**
+     * The time stamp given at upload, as `YYYY-MM-DD HH:MM:SS.mmm` in UTC.
+     */
+    time_stamp?: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+/**
  * A stored file and the chunk groups made from it.
  */
 export type FileWithChunkGroups = {
@@ -929,8 +1139,14 @@ export type GeoInfo = {
     lon: number;
 };
 
+/**
+ * Favour chunks close to a point.
+ */
 export type GeoInfoWithBias = {
     location: GeoInfo;
+    /**
+     * How much closeness counts, 0 or more: 1 weighs it as much as relevance, 3 lets it mostly decide; 0 turns the bias off.
+     */
     bias: number;
 };
 
@@ -1055,6 +1271,23 @@ export type GroupsBookmarkQueryResult = {
 };
 
 /**
+ * A group found (V1 shape), its fields prefixed with `group_`, with its best chunks as `metadata`.
+ */
+export type GroupScoreChunk = {
+    group_id: string;
+    group_name?: string | null;
+    group_description?: string | null;
+    group_tracking_id?: string | null;
+    group_metadata?: unknown;
+    group_tag_set?: Array<string | null> | null;
+    group_dataset_id: string;
+    group_created_at: Timestamp;
+    group_updated_at: Timestamp;
+    file_id?: string | null;
+    metadata: Array<ScoreChunkDto>;
+};
+
+/**
  * A chunk and the groups that hold it.
  */
 export type GroupsForChunk = {
@@ -1171,8 +1404,17 @@ export type LocationRadius = {
  */
 export type MatchCondition = string | number;
 
+/**
+ * Diversify the results by maximal marginal relevance: each next result is the one with the best (1 - mmr_lambda) x relevance - mmr_lambda x (its highest cosine similarity to a result above it); that value is its score. The first 100 results are picked so; candidates beyond them follow by that value against those 100.
+ */
 export type MmrOptions = {
+    /**
+     * Turn the diversification on.
+     */
     use_mmr: boolean;
+    /**
+     * The weight of diversity, from 0 (relevance alone, the order stays) to 1 (most diverse); default 0.5.
+     */
     mmr_lambda?: number | null;
 };
 
@@ -1214,6 +1456,15 @@ export type OrganizationWithSubAndPlan = {
     organization: Organization;
     plan?: TrievePlan | null;
     subscription?: TrieveSubscription | null;
+};
+
+/**
+ * Conversion of PDF pages by a vision language model, which this service does not offer; only `use_pdf2md_ocr` false is accepted.
+ */
+export type Pdf2MdOptions = {
+    use_pdf2md_ocr: boolean;
+    system_prompt?: string | null;
+    split_headings?: boolean | null;
 };
 
 /**
@@ -1371,6 +1622,137 @@ export type Range = {
 export type RangeCondition = number;
 
 /**
+ * How positive and negative examples are combined; `average_vector` by default.
+ */
+export type RecommendationStrategy = 'average_vector' | 'best_score';
+
+/**
+ * Example chunks to recommend from, and how.
+ */
+export type RecommendChunksRequest = {
+    /**
+     * Chunks the recommendations should be like.
+     */
+    positive_chunk_ids?: Array<string> | null;
+    /**
+     * Chunks the recommendations should be unlike.
+     */
+    negative_chunk_ids?: Array<string> | null;
+    /**
+     * Chunks the recommendations should be like, by tracking id.
+     */
+    positive_tracking_ids?: Array<string> | null;
+    /**
+     * Chunks the recommendations should be unlike, by tracking id.
+     */
+    negative_tracking_ids?: Array<string> | null;
+    strategy?: RecommendationStrategy | null;
+    recommend_type?: RecommendType | null;
+    filters?: ChunkFilter | null;
+    /**
+     * How many chunks to return, at most the dataset's MAX_LIMIT.
+     */
+    limit?: number | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    /**
+     * Who asked, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the recommendation for analytics.
+     */
+    metadata?: unknown;
+};
+
+/**
+ * Recommended chunks in the V2 shape.
+ */
+export type RecommendChunksResponseBody = {
+    /**
+     * The id of the recorded recommendation.
+     */
+    id: string;
+    chunks: Array<ScoreChunk>;
+};
+
+/**
+ * Example groups to recommend from, and how.
+ */
+export type RecommendGroupsReqPayload = {
+    /**
+     * Groups the recommendations should be like.
+     */
+    positive_group_ids?: Array<string> | null;
+    /**
+     * Groups the recommendations should be unlike.
+     */
+    negative_group_ids?: Array<string> | null;
+    /**
+     * Groups the recommendations should be like, by tracking id.
+     */
+    positive_group_tracking_ids?: Array<string> | null;
+    /**
+     * Groups the recommendations should be unlike, by tracking id.
+     */
+    negative_group_tracking_ids?: Array<string> | null;
+    strategy?: RecommendationStrategy | null;
+    recommend_type?: RecommendType | null;
+    /**
+     * Conditions on the chunks that may be recommended.
+     */
+    filters?: ChunkFilter | null;
+    /**
+     * How many groups to return, at most the dataset's MAX_LIMIT.
+     */
+    limit?: number | null;
+    /**
+     * The most chunks shown for each group, its best ones; 0 shows the groups alone.
+     */
+    group_size?: number | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    /**
+     * Who asked, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the recommendation for analytics.
+     */
+    metadata?: unknown;
+};
+
+/**
+ * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
+ */
+export type RecommendGroupsResponse = RecommendGroupsResponseBody | V1RecommendGroupsResponseBody;
+
+/**
+ * Recommended groups in the V2 shape.
+ */
+export type RecommendGroupsResponseBody = {
+    /**
+     * The id of the recorded recommendation.
+     */
+    id: string;
+    results: Array<SearchOverGroupsResults>;
+};
+
+/**
+ * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
+ */
+export type RecommendResponseTypes = RecommendChunksResponseBody | V1RecommendChunksResponseBody;
+
+/**
+ * What the examples are compared by; `semantic` (dense vectors) by default.
+ */
+export type RecommendType = 'semantic' | 'fulltext' | 'bm25';
+
+/**
  * The chunk to take out of the group.
  */
 export type RemoveChunkFromGroupReqPayload = {
@@ -1402,6 +1784,60 @@ export type ScoreChunkDto = {
 export type ScoringOptions = {
     fulltext_boost?: FullTextBoost | null;
     semantic_boost?: SemanticBoost | null;
+};
+
+/**
+ * A scraped page in its forms; the first of `html`, `rawHtml` and `markdown` present is stored.
+ */
+export type ScrapedPage = {
+    html?: string | null;
+    rawHtml?: string | null;
+    markdown?: string | null;
+    extract?: string | null;
+    links?: Array<string> | null;
+    screenshot?: string | null;
+    metadata: ScrapedPageMetadata;
+};
+
+/**
+ * What the crawler learnt about the page; `title` and `sourceURL` name the stored file and its link.
+ */
+export type ScrapedPageMetadata = {
+    title?: string | null;
+    description?: string | null;
+    sourceURL?: string | null;
+    language?: string | null;
+    keywords?: string | null;
+    robots?: string | null;
+    statusCode?: number | null;
+    error?: string | null;
+    articleSection?: string | null;
+    articleTag?: string | null;
+    publishedTime?: string | null;
+    modifiedTime?: string | null;
+    dcDate?: string | null;
+    dcDateCreated?: string | null;
+    dcDescription?: string | null;
+    dcSubject?: string | null;
+    dcTermsAudience?: string | null;
+    dcTermsCreated?: string | null;
+    dcTermsKeywords?: string | null;
+    dcTermsSubject?: string | null;
+    dcTermsType?: string | null;
+    dcType?: string | null;
+    ogAudio?: string | null;
+    ogDescription?: string | null;
+    ogDeterminer?: string | null;
+    ogImage?: string | null;
+    ogLocale?: string | null;
+    ogLocaleAlternate?: Array<string> | null;
+    ogSiteName?: string | null;
+    ogTitle?: string | null;
+    ogUrl?: string | null;
+    ogVideo?: string | null;
+    site_map?: {
+        [key: string]: unknown;
+    } | null;
 };
 
 /**
@@ -1489,6 +1925,11 @@ export type SearchChunksReqPayload = {
 };
 
 /**
+ * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
+ */
+export type SearchGroupResponseTypes = SearchWithinGroupResponseBody | SearchWithinGroupResults;
+
+/**
  * How a query is matched.
  */
 export type SearchMethod = 'fulltext' | 'semantic' | 'hybrid' | 'bm25';
@@ -1501,6 +1942,89 @@ export type SearchModalities = string | {
     llm_prompt?: string | null;
 } | {
     audio_base64: string;
+};
+
+/**
+ * A search whose results are groups, each with its best matching chunks.
+ */
+export type SearchOverGroupsReqPayload = {
+    query: QueryTypes;
+    search_type: SearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * The page of groups, from 1 (0 also gives the first).
+     */
+    page?: number | null;
+    /**
+     * Groups per page, at most the dataset's MAX_LIMIT.
+     */
+    page_size?: number | null;
+    /**
+     * The most chunks shown for each group, its best ones; 0 shows the groups alone.
+     */
+    group_size?: number | null;
+    /**
+     * Count the groups found to fill in the total number of pages (among the best 1000 chunks).
+     */
+    get_total_pages?: boolean | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    highlight_options?: HighlightOptions | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    scoring_options?: ScoringOptions | null;
+    sort_options?: SortOptions | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    /**
+     * "quoted" words must appear and -words must not.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Who searched, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the search for analytics.
+     */
+    metadata?: unknown;
+};
+
+/**
+ * Groups found, in the V2 shape.
+ */
+export type SearchOverGroupsResponseBody = {
+    /**
+     * The id of the recorded search.
+     */
+    id: string;
+    results: Array<SearchOverGroupsResults>;
+    /**
+     * Pages of groups when `get_total_pages` was set, else 0.
+     */
+    total_pages: number;
+    corrected_query?: string | null;
+};
+
+/**
+ * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
+ */
+export type SearchOverGroupsResponseTypes = SearchOverGroupsResponseBody | DeprecatedSearchOverGroupsResponseBody;
+
+/**
+ * A group found (V2 shape), with its best chunks.
+ */
+export type SearchOverGroupsResults = {
+    group: ChunkGroup;
+    chunks: Array<ScoreChunk>;
+    /**
+     * The file the group was made from, if any.
+     */
+    file_id?: string | null;
 };
 
 export type SearchQueryRating = {
@@ -1526,6 +2050,93 @@ export type SearchResponseBody = {
  * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
  */
 export type SearchResponseTypes = SearchResponseBody | SearchChunkQueryResponseBody;
+
+/**
+ * A chunk search restricted to one group, named by `group_id` or `group_tracking_id`.
+ */
+export type SearchWithinGroupReqPayload = {
+    /**
+     * The group to search in; used when both this and `group_tracking_id` are given.
+     */
+    group_id?: string | null;
+    /**
+     * The tracking id of the group to search in.
+     */
+    group_tracking_id?: string | null;
+    query: QueryTypes;
+    search_type: SearchMethod;
+    filters?: ChunkFilter | null;
+    /**
+     * The page, from 1 (0 also gives the first).
+     */
+    page?: number | null;
+    /**
+     * Chunks per page, at most the dataset's MAX_LIMIT.
+     */
+    page_size?: number | null;
+    /**
+     * Count the matching chunks of the group to fill in the total number of pages.
+     */
+    get_total_pages?: boolean | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    highlight_options?: HighlightOptions | null;
+    /**
+     * Leave chunk_html out of the results.
+     */
+    slim_chunks?: boolean | null;
+    /**
+     * Return only the content fields of each chunk.
+     */
+    content_only?: boolean | null;
+    scoring_options?: ScoringOptions | null;
+    sort_options?: SortOptions | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    /**
+     * "quoted" words must appear and -words must not.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Who searched, for analytics.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON recorded with the search for analytics.
+     */
+    metadata?: unknown;
+};
+
+/**
+ * The group's matching chunks in the V2 shape.
+ */
+export type SearchWithinGroupResponseBody = {
+    /**
+     * The id of the recorded search.
+     */
+    id: string;
+    chunks: Array<ScoreChunk>;
+    /**
+     * Pages of matching chunks in the group when `get_total_pages` was set, else 0.
+     */
+    total_pages: number;
+    corrected_query?: string | null;
+};
+
+/**
+ * The group's matching chunks in the V1 shape, with the group.
+ */
+export type SearchWithinGroupResults = {
+    bookmarks: Array<ScoreChunkDto>;
+    group: ChunkGroupAndFileId;
+    /**
+     * Pages of matching chunks in the group when `get_total_pages` was set, else 0.
+     */
+    total_pages: number;
+    corrected_query?: string | null;
+};
 
 /**
  * Moves the chunk's dense vector along the straight line towards (positive) or away from (negative) the vector of `phrase`, by `distance_factor` times their L2 distance.
@@ -1602,7 +2213,7 @@ export type SlimUser = {
 };
 
 /**
- * Order by a chunk field instead of by id.
+ * Order by a chunk field. In a search, the best matches (see prefetch_amount) are sorted by the field, the field's value (dates in seconds since 1970) becomes the score, and chunks without the field come last with score 0; equal values keep the relevance order. In a scroll, every chunk is ordered by the field instead of by id.
  */
 export type SortByField = {
     /**
@@ -1611,27 +2222,45 @@ export type SortByField = {
     field: 'num_value' | 'time_stamp' | 'created_at' | 'weight';
     direction?: SortOrder | null;
     /**
-     * Accepted for compatibility; ordering here is exact, so it has no effect.
+     * Search: how many of the best matches are sorted (default 1000, at most the dataset's MAX_LIMIT, never fewer than the page needs). Scroll: no effect, the ordering is exact.
      */
     prefetch_amount?: number | null;
 };
 
+/**
+ * Rerank the best matches by another search type: semantic, fulltext or bm25 scores for rerank_query (0 for a chunk that type does not match), or the scores of the dataset's reranker (cross_encoder, which needs RERANKER_BASE_URL in the dataset's server configuration). The new score orders the results and is returned.
+ */
 export type SortBySearchType = {
     rerank_type: ReRankOptions;
+    /**
+     * The text to rerank with; the search's query when left out.
+     */
     rerank_query?: string | null;
+    /**
+     * How many of the best matches are reranked (default 1000, or 100 for cross_encoder; at most the dataset's MAX_LIMIT, never fewer than the page needs).
+     */
     prefetch_amount?: number | null;
 };
 
 /**
- * How results are ordered beyond relevance.
+ * How results are ordered beyond relevance. A window of the best matches is ranked in three stages: sort_by (a field, or another search type's scores), then one adjusted score, (relevance + recency_bias x recency + location bias x closeness) x weight x tag weights, where relevance, recency and closeness are spread over 0 to 1 across the window and the blend is the plain score without a bias; then mmr. The last stage's score orders the results and is returned. Sorting by a field cannot be combined with the other options.
  */
 export type SortOptions = {
     sort_by?: QdrantSortBy | null;
     location_bias?: GeoInfoWithBias | null;
+    /**
+     * How much recency counts, 0 or more (the newest chunk of the window scores 1, the oldest 0, by time_stamp or else created_at): 1 weighs it as much as relevance, 3 lets it mostly decide.
+     */
     recency_bias?: number | null;
+    /**
+     * Weights by tag, 0 or more; a chunk's score is multiplied by the weights of the tags it carries.
+     */
     tag_weights?: {
         [key: string]: number;
     } | null;
+    /**
+     * Multiply each score by the chunk's weight (a weight of 0 counts as 1); on unless false.
+     */
     use_weights?: boolean | null;
     mmr?: MmrOptions | null;
 };
@@ -1863,6 +2492,116 @@ export type UpdateUserReqPayload = {
 };
 
 /**
+ * A file sent as a form part, streamed to storage, with the options of its ingestion as form fields. The option fields come before the file part; arrays and objects are JSON text.
+ */
+export type UploadFileForm = {
+    /**
+     * The file's bytes, up to 1 GB.
+     */
+    file: Blob | File;
+    /**
+     * The file's name; the file part's own file name when missing.
+     */
+    file_name?: string;
+} & UploadFileOptions;
+
+/**
+ * How a file is described and turned into chunks.
+ */
+export type UploadFileOptions = {
+    /**
+     * Tags of the file, given to each of its chunks. File tags may not contain a comma.
+     */
+    tag_set?: Array<string> | null;
+    /**
+     * A note about the file, kept as the description of its chunk group.
+     */
+    description?: string | null;
+    /**
+     * A link (or any text) kept with the file and given to its chunks.
+     */
+    link?: string | null;
+    /**
+     * An ISO 8601 date and time (without a zone it is UTC), given to the file's chunks.
+     */
+    time_stamp?: string | null;
+    /**
+     * A JSON object kept with the file and given to its chunks.
+     */
+    metadata?: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * False stores the file without making chunks of it.
+     */
+    create_chunks?: boolean | null;
+    /**
+     * Spread the pieces of text evenly over the chunks, rather than leaving a short last chunk.
+     */
+    rebalance_chunks?: boolean | null;
+    /**
+     * Where the text is cut into pieces (sentences by default).
+     */
+    split_delimiters?: Array<string> | null;
+    /**
+     * How many pieces of text make one chunk.
+     */
+    target_splits_per_chunk?: number | null;
+    /**
+     * Make a single chunk of the whole file whose vector averages the vectors of its pieces.
+     */
+    split_avg?: boolean | null;
+    /**
+     * Tracking id of the chunk group made from the file; its chunks get `<group_tracking_id>|<n>`.
+     */
+    group_tracking_id?: string | null;
+    /**
+     * An http(s) URL that is sent a POST with the outcome when the ingestion ends.
+     */
+    webhook_url?: string | null;
+    pdf2md_options?: Pdf2MdOptions | null;
+    /**
+     * Options of an external document-layout service, which this service does not use; must be left out or null.
+     */
+    chunkr_create_task_req_payload?: {
+        [key: string]: unknown;
+    } | null;
+};
+
+/**
+ * A file sent base64-encoded in JSON, with the options of its ingestion.
+ */
+export type UploadFileReqPayload = {
+    /**
+     * The file's bytes in base64 (the standard or the URL-safe alphabet, padding optional).
+     */
+    base64_file: string;
+    /**
+     * The file's name with its extension, which tells its type.
+     */
+    file_name: string;
+} & UploadFileOptions;
+
+export type UploadFileResponseBody = {
+    file_metadata: FileRecord;
+};
+
+/**
+ * A page a crawler scraped.
+ */
+export type UploadHtmlPageReqPayload = {
+    data: ScrapedPage;
+    /**
+     * The crawl's webhook metadata, an object with `dataset_id` and `webhook_secret`.
+     */
+    metadata: unknown;
+    /**
+     * The scrape id of the crawl the page belongs to.
+     */
+    scrapeId: string;
+};
+
+/**
  * A plan billed by metered usage.
  */
 export type UsageBasedPlan = {
@@ -1904,6 +2643,16 @@ export type UserOrganization = {
     created_at: Timestamp;
     updated_at: Timestamp;
 };
+
+/**
+ * Recommended chunks in the V1 shape, best first.
+ */
+export type V1RecommendChunksResponseBody = Array<ChunkMetadataWithScore>;
+
+/**
+ * Recommended groups in the V1 shape, best first.
+ */
+export type V1RecommendGroupsResponseBody = Array<GroupScoreChunk>;
 
 /**
  * Something background work reported about a dataset.
@@ -2673,6 +3422,210 @@ export type CountGroupChunksResponses = {
 
 export type CountGroupChunksResponse = CountGroupChunksResponses[keyof CountGroupChunksResponses];
 
+export type AutocompleteSearchOverGroupsData = {
+    body: AutocompleteSearchOverGroupsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/group_oriented_autocomplete';
+};
+
+export type AutocompleteSearchOverGroupsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type AutocompleteSearchOverGroupsError = AutocompleteSearchOverGroupsErrors[keyof AutocompleteSearchOverGroupsErrors];
+
+export type AutocompleteSearchOverGroupsResponses = {
+    /**
+     * Groups, best first, each with its best chunks.
+     */
+    200: SearchOverGroupsResponseTypes;
+};
+
+export type AutocompleteSearchOverGroupsResponse = AutocompleteSearchOverGroupsResponses[keyof AutocompleteSearchOverGroupsResponses];
+
+export type SearchOverGroupsData = {
+    body: SearchOverGroupsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/group_oriented_search';
+};
+
+export type SearchOverGroupsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type SearchOverGroupsError = SearchOverGroupsErrors[keyof SearchOverGroupsErrors];
+
+export type SearchOverGroupsResponses = {
+    /**
+     * A page of groups, best first, each with its best chunks.
+     */
+    200: SearchOverGroupsResponseTypes;
+};
+
+export type SearchOverGroupsResponse = SearchOverGroupsResponses[keyof SearchOverGroupsResponses];
+
+export type GetRecommendedGroupsData = {
+    body: RecommendGroupsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/recommend';
+};
+
+export type GetRecommendedGroupsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetRecommendedGroupsError = GetRecommendedGroupsErrors[keyof GetRecommendedGroupsErrors];
+
+export type GetRecommendedGroupsResponses = {
+    /**
+     * The recommended groups, best first.
+     */
+    200: RecommendGroupsResponse;
+};
+
+export type GetRecommendedGroupsResponse = GetRecommendedGroupsResponses[keyof GetRecommendedGroupsResponses];
+
+export type SearchWithinGroupData = {
+    body: SearchWithinGroupReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk_group/search';
+};
+
+export type SearchWithinGroupErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type SearchWithinGroupError = SearchWithinGroupErrors[keyof SearchWithinGroupErrors];
+
+export type SearchWithinGroupResponses = {
+    /**
+     * A page of the group's chunks that match, best first.
+     */
+    200: SearchGroupResponseTypes;
+};
+
+export type SearchWithinGroupResponse = SearchWithinGroupResponses[keyof SearchWithinGroupResponses];
+
 export type GetChunksInGroupByTrackingIdData = {
     body?: never;
     headers: {
@@ -3079,6 +4032,57 @@ export type CountChunksResponses = {
 };
 
 export type CountChunksResponse = CountChunksResponses[keyof CountChunksResponses];
+
+export type GetRecommendedChunksData = {
+    body: RecommendChunksRequest;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+        /**
+         * Shape of chunk records in the response; `V1` gives `tag_set` as comma-separated text, `V2` as a list.
+         */
+        'X-API-Version'?: ApiVersion;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/recommend';
+};
+
+export type GetRecommendedChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+};
+
+export type GetRecommendedChunksError = GetRecommendedChunksErrors[keyof GetRecommendedChunksErrors];
+
+export type GetRecommendedChunksResponses = {
+    /**
+     * The recommended chunks, best first.
+     */
+    200: RecommendResponseTypes;
+};
+
+export type GetRecommendedChunksResponse = GetRecommendedChunksResponses[keyof GetRecommendedChunksResponses];
 
 export type SearchChunksData = {
     body: SearchChunksReqPayload;
@@ -3899,6 +4903,58 @@ export type GetEventsResponses = {
 
 export type GetEventsResponse = GetEventsResponses[keyof GetEventsResponses];
 
+export type GetDatasetFilesAndGroupIdsHandlerData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The dataset, the same as `SVC-Dataset` names.
+         */
+        dataset_id: string;
+        /**
+         * The page, from 1 (0 is read as 1).
+         */
+        page: number;
+    };
+    query?: never;
+    url: '/api/dataset/files/{dataset_id}/{page}';
+};
+
+export type GetDatasetFilesAndGroupIdsHandlerErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetDatasetFilesAndGroupIdsHandlerError = GetDatasetFilesAndGroupIdsHandlerErrors[keyof GetDatasetFilesAndGroupIdsHandlerErrors];
+
+export type GetDatasetFilesAndGroupIdsHandlerResponses = {
+    /**
+     * A page of files and how many pages there are.
+     */
+    200: FileData;
+};
+
+export type GetDatasetFilesAndGroupIdsHandlerResponse = GetDatasetFilesAndGroupIdsHandlerResponses[keyof GetDatasetFilesAndGroupIdsHandlerResponses];
+
 export type GetAllTagsData = {
     body: GetAllTagsReqPayload;
     headers: {
@@ -4302,6 +5358,267 @@ export type GetUsageByDatasetIdResponses = {
 };
 
 export type GetUsageByDatasetIdResponse = GetUsageByDatasetIdResponses[keyof GetUsageByDatasetIdResponses];
+
+export type UploadFileHandlerData = {
+    body: UploadFileReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/file';
+};
+
+export type UploadFileHandlerErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+    /**
+     * The file could not be handed to the background work that ingests it; nothing was kept. Retry later.
+     */
+    503: ErrorResponseBody;
+};
+
+export type UploadFileHandlerError = UploadFileHandlerErrors[keyof UploadFileHandlerErrors];
+
+export type UploadFileHandlerResponses = {
+    /**
+     * The file is stored and its ingestion has started.
+     */
+    200: UploadFileResponseBody;
+};
+
+export type UploadFileHandlerResponse = UploadFileHandlerResponses[keyof UploadFileHandlerResponses];
+
+export type DeleteFileHandlerData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The file to delete.
+         */
+        file_id: string;
+    };
+    query: {
+        /**
+         * Whether the chunks made from the file are deleted with it.
+         */
+        delete_chunks: boolean;
+    };
+    url: '/api/file/{file_id}';
+};
+
+export type DeleteFileHandlerErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteFileHandlerError = DeleteFileHandlerErrors[keyof DeleteFileHandlerErrors];
+
+export type DeleteFileHandlerResponses = {
+    /**
+     * The file is gone.
+     */
+    204: void;
+};
+
+export type DeleteFileHandlerResponse = DeleteFileHandlerResponses[keyof DeleteFileHandlerResponses];
+
+export type GetFileHandlerData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The file to fetch.
+         */
+        file_id: string;
+    };
+    query?: {
+        /**
+         * How many seconds the download URL stays valid; one hour when missing, seven days at most.
+         */
+        ttl?: number | null;
+        /**
+         * The `Content-Type` the download answers with, instead of the file's own type.
+         */
+        content_type?: string | null;
+    };
+    url: '/api/file/{file_id}';
+};
+
+export type GetFileHandlerErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetFileHandlerError = GetFileHandlerErrors[keyof GetFileHandlerErrors];
+
+export type GetFileHandlerResponses = {
+    /**
+     * The file and its download URL.
+     */
+    200: FileDto;
+};
+
+export type GetFileHandlerResponse = GetFileHandlerResponses[keyof GetFileHandlerResponses];
+
+export type CreatePresignedUrlForCsvJsonlData = {
+    body: CreatePresignedUrlForCsvJsonlReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/file/csv_or_jsonl';
+};
+
+export type CreatePresignedUrlForCsvJsonlErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type CreatePresignedUrlForCsvJsonlError = CreatePresignedUrlForCsvJsonlErrors[keyof CreatePresignedUrlForCsvJsonlErrors];
+
+export type CreatePresignedUrlForCsvJsonlResponses = {
+    /**
+     * The file's record (size 0 until its bytes arrive) and the URL to send them to.
+     */
+    200: CreatePresignedUrlForCsvJsonResponseBody;
+};
+
+export type CreatePresignedUrlForCsvJsonlResponse = CreatePresignedUrlForCsvJsonlResponses[keyof CreatePresignedUrlForCsvJsonlResponses];
+
+export type UploadHtmlPageData = {
+    body: UploadHtmlPageReqPayload;
+    path?: never;
+    query?: never;
+    url: '/api/file/html_page';
+};
+
+export type UploadHtmlPageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+    /**
+     * The file could not be handed to the background work that ingests it; nothing was kept. Retry later.
+     */
+    503: ErrorResponseBody;
+};
+
+export type UploadHtmlPageError = UploadHtmlPageErrors[keyof UploadHtmlPageErrors];
+
+export type UploadHtmlPageResponses = {
+    /**
+     * The page is stored and its ingestion has started.
+     */
+    204: void;
+};
+
+export type UploadHtmlPageResponse = UploadHtmlPageResponses[keyof UploadHtmlPageResponses];
 
 export type HealthCheckData = {
     body?: never;

@@ -4,7 +4,7 @@
 // member's role, the member's scopes apply too, and it stops working when the user leaves.
 import { timingSafeEqual } from 'node:crypto';
 import type { OperationFacts } from '../../generated/handlers.js';
-import { callerForKey } from '../domain/apiKeys.js';
+import { callerForKey, hashKey } from '../domain/apiKeys.js';
 import { resolveDataset, type DatasetRow } from '../domain/datasets.js';
 import { isUuid } from '../domain/ids.js';
 import { organizationExists } from '../domain/organizations.js';
@@ -12,6 +12,7 @@ import { instanceAdminId, membershipOf } from '../domain/users.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import type { Services } from '../services.js';
 import { belongsTo, roleNames, scopeAllows, type Caller, type Role } from './caller.js';
+import { remembered } from './lookups.js';
 
 export interface Access {
   caller: Caller;
@@ -45,7 +46,9 @@ export async function grantAccess(services: Services, operation: OperationFacts,
     if (!(await organizationExists(services.store.db, organizationId))) throw notFound(`organization ${organizationId} not found`);
   } else if (operation.scope === 'dataset') {
     if (!request.datasetHeader) throw badRequest('the SVC-Dataset header is required');
-    dataset = await resolveDataset(services.store.db, request.datasetHeader, caller);
+    const header = request.datasetHeader;
+    const db = services.store.db;
+    dataset = await remembered(db, `dataset ${caller.kind === 'key' ? caller.organizationId : '*'} ${header}`, () => resolveDataset(db, header, caller));
     if (!belongsTo(caller, dataset.organization_id)) throw forbidden(`the API key may not use dataset ${request.datasetHeader}`);
     if (caller.kind === 'key' && caller.datasetIds.length > 0 && !caller.datasetIds.includes(dataset.id)) {
       throw forbidden(`the API key is limited to other datasets than ${request.datasetHeader}`);
@@ -69,6 +72,11 @@ async function authenticate(services: Services, header: string | undefined): Pro
   if (!key) throw unauthorized('send an API key in the Authorization header');
   const admin = services.config.adminApiKey;
   if (admin && sameSecret(key, admin)) return { kind: 'admin', role: 2, userId: await instanceAdminId(services.store.db) };
+  // Remembered by the key's hash, never past the key's expiry.
+  return remembered(services.store.db, `key ${hashKey(key)}`, () => keyCaller(services, key), (caller) => caller.expiresAt?.getTime() ?? Infinity);
+}
+
+async function keyCaller(services: Services, key: string): Promise<Extract<Caller, { kind: 'key' }>> {
   const caller = await callerForKey(services.store.db, key);
   if (!caller.userId) return caller;
   const membership = await membershipOf(services.store.db, caller.userId, caller.organizationId);

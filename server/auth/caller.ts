@@ -29,6 +29,8 @@ export type Caller =
       defaultParams: Record<string, unknown> | null;
       /** The user the key belongs to; null for an organization key. */
       userId: string | null;
+      /** When the key stops working; null when it does not expire. */
+      expiresAt: Date | null;
     };
 
 /** The administrator owns every organization; a key belongs to one. */

@@ -208,6 +208,7 @@ export async function callerForKey(db: Knex, key: string): Promise<Extract<Calle
     memberScopes: [],
     defaultParams: row.default_params,
     userId: row.user_id,
+    expiresAt: row.expires_at ?? null,
   };
 }
 

@@ -7,9 +7,8 @@ import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
 import { notFound } from '../errors.js';
 import { runSearch, searchResponse } from '../search/index.js';
-import { queryText } from '../search/query/index.js';
-import { plainQuery } from '../search/request.js';
-import { countMatches } from '../search/retrieval/index.js';
+import { recommendChunks, recommendChunksResponse } from '../search/recommend.js';
+import { countQueries } from '../search/query/index.js';
 
 const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion => headers?.['X-API-Version'] ?? 'V1';
 
@@ -90,8 +89,11 @@ export const autocomplete: H.AutocompleteHandler = async ({ body, headers, calle
 };
 
 export const count_chunks: H.CountChunksHandler = async ({ body, dataset, services }) => {
-  let query = queryText(body.query);
-  if (!body.use_quote_negated_terms) query = plainQuery(query);
-  const count = await countMatches(services, body.search_type, { dataset, query, filter: body.filters, limit: body.limit ?? 0, offset: 0, scoreThreshold: body.score_threshold });
+  const count = await countQueries(services, dataset, body);
   return { status: 200, body: { count: body.limit != null ? Math.min(count, body.limit) : count } };
 };
+
+export const get_recommended_chunks: H.GetRecommendedChunksHandler = async ({ body, headers, dataset, services }) => ({
+  status: 200,
+  body: recommendChunksResponse(await recommendChunks(services, dataset, body), versionOf(headers)),
+});

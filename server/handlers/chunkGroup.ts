@@ -1,7 +1,9 @@
-// Handlers of the Chunk Group operations (all but the search-shaped ones); the rules are in domain/groups.ts.
+// Handlers of the Chunk Group operations; the rules are in domain/groups.ts, the searches and
+// recommendations in search/groups/ and search/recommend.ts.
 import type {
   AddChunkToGroupByTrackingIdHandler,
   AddChunkToGroupHandler,
+  AutocompleteSearchOverGroupsHandler,
   CountGroupChunksHandler,
   CreateChunkGroupHandler,
   DeleteChunkGroupHandler,
@@ -12,7 +14,10 @@ import type {
   GetGroupByTrackingIdHandler,
   GetGroupsForChunksHandler,
   GetGroupsForDatasetHandler,
+  GetRecommendedGroupsHandler,
   RemoveChunkFromGroupHandler,
+  SearchOverGroupsHandler,
+  SearchWithinGroupHandler,
   UpdateChunkGroupHandler,
 } from '../../generated/handlers.js';
 import type { ApiVersion } from '../domain/chunks/records.js';
@@ -31,6 +36,8 @@ import {
   removeChunkFromGroup,
   updateGroup,
 } from '../domain/groups.js';
+import { groupSearchResponse, searchOverGroups, searchWithinGroup, withinGroupResponse } from '../search/groups/index.js';
+import { recommendGroups, recommendGroupsResponse } from '../search/recommend.js';
 
 /** The record shape `X-API-Version` asks for (the validator has checked its value); V1 by default. */
 function apiVersionOf(headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion {
@@ -116,3 +123,23 @@ export const get_groups_for_dataset: GetGroupsForDatasetHandler = async ({ path,
     }),
   };
 };
+
+export const search_within_group: SearchWithinGroupHandler = async ({ body, headers, caller, dataset, services }) => ({
+  status: 200,
+  body: withinGroupResponse(await searchWithinGroup(services, dataset, caller, body), apiVersionOf(headers)),
+});
+
+export const search_over_groups: SearchOverGroupsHandler = async ({ body, headers, caller, dataset, services }) => {
+  const outcome = await searchOverGroups(services, dataset, caller, body, { prefix: false, page: body.page ?? 1, getTotalPages: body.get_total_pages ?? false });
+  return { status: 200, body: groupSearchResponse(outcome, apiVersionOf(headers)) };
+};
+
+export const autocomplete_search_over_groups: AutocompleteSearchOverGroupsHandler = async ({ body, headers, caller, dataset, services }) => {
+  const outcome = await searchOverGroups(services, dataset, caller, body, { prefix: true, page: 1, getTotalPages: false, extendResults: body.extend_results ?? false });
+  return { status: 200, body: groupSearchResponse(outcome, apiVersionOf(headers)) };
+};
+
+export const get_recommended_groups: GetRecommendedGroupsHandler = async ({ body, headers, dataset, services }) => ({
+  status: 200,
+  body: recommendGroupsResponse(await recommendGroups(services, dataset, body), apiVersionOf(headers)),
+});

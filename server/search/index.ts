@@ -19,6 +19,11 @@ export interface SearchOptions {
   page: number;
   getTotalPages: boolean;
   extendResults?: boolean;
+  /**
+   * Hits per page instead of the payload's `page_size` (then not held to MAX_LIMIT): group searches
+   * retrieve a window of chunks, their `page_size` counting groups.
+   */
+  pageSize?: number;
 }
 
 export interface Result {
@@ -64,19 +69,20 @@ export async function runSearch(services: Services, dataset: DatasetRow, caller:
 export async function findHits(services: Services, dataset: DatasetRow, caller: Caller, request: SearchPayload, options: SearchOptions): Promise<FoundHits> {
   const started = performance.now();
   const payload = withKeyDefaults(caller, request);
-  const pageSize = pageSizeOf(dataset, payload);
+  const pageSize = options.pageSize ?? pageSizeOf(dataset, payload);
   const type = payload.search_type as SearchType;
   const page = Math.max(options.page, 1);
   const offset = (page - 1) * pageSize;
-  const window = rankingWindow(payload, offset + pageSize);
-  const { queries, correctedQuery } = await prepareQueries(services, dataset, payload);
+  const window = rankingWindow(payload, offset + pageSize, dataset);
+  const prepared = await prepareQueries(services, dataset, payload);
+  const { queries, correctedQuery } = prepared;
   const base = { dataset, filter: payload.filters, scoreThreshold: payload.score_threshold, prefix: options.prefix, countTotal: options.getTotalPages };
   const retrieval = window == null ? { limit: pageSize, offset } : { limit: window, offset: 0 };
 
-  const found = await retrieveQueries(services, type, queries, { ...base, ...retrieval });
+  const found = await retrieveQueries(services, type, prepared, { ...base, ...retrieval });
   let hits = found.hits;
   if (options.prefix && options.extendResults && hits.length < retrieval.limit) {
-    const more = await retrieveQueries(services, type, queries, { ...base, ...retrieval, prefix: false });
+    const more = await retrieveQueries(services, type, prepared, { ...base, ...retrieval, prefix: false });
     const seen = new Set(hits.map((h) => h.id));
     hits = [...hits, ...more.hits.filter((h) => !seen.has(h.id))].slice(0, retrieval.limit);
   }
@@ -129,7 +135,7 @@ export function searchResponse(outcome: SearchOutcome, version: ApiVersion): T.S
   const shape = (row: ChunkRow, tagsAsText: boolean) => {
     const record = chunkRecord(row);
     const tags = tagsAsText ? (row.tag_set ?? []).join(',') : record.tag_set;
-    if (payload.content_only) {
+    if ('content_only' in payload && payload.content_only) {
       const { id, chunk_html, tracking_id, time_stamp, num_value, weight, image_urls } = record;
       return { id, chunk_html, tracking_id, time_stamp, num_value, weight, image_urls };
     }

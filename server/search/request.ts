@@ -6,7 +6,12 @@ import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { badRequest } from '../errors.js';
 
-export type SearchPayload = T.SearchChunksReqPayload | T.AutocompleteReqPayload;
+export type SearchPayload =
+  | T.SearchChunksReqPayload
+  | T.AutocompleteReqPayload
+  | T.SearchWithinGroupReqPayload
+  | T.SearchOverGroupsReqPayload
+  | T.AutocompleteSearchOverGroupsReqPayload;
 
 /** Fields of an API key's `default_params` that override the request's, whatever it says. */
 const FORCED = ['search_type', 'filters', 'page_size', 'score_threshold', 'slim_chunks', 'highlight_options', 'typo_options', 'remove_stop_words', 'use_quote_negated_terms'] as const;

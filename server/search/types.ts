@@ -1,6 +1,8 @@
 // What the search operations ask of retrieval, and what they get back.
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../domain/datasets.js';
+import type { TermBoost } from './query/boost.js';
+import type { TermConditions } from './query/conditions.js';
 
 export type SearchType = 'semantic' | 'fulltext' | 'hybrid' | 'bm25';
 
@@ -18,6 +20,12 @@ export interface RetrievalRequest {
   prefix?: boolean;
   /** Count every match for `total` (get_total_pages); counting can cost more than the page itself. */
   countTotal?: boolean;
+  /** The query's vector, when it is not the embedding of `query` (weighted queries, semantic boost). */
+  vector?: number[];
+  /** What the query's text requires of each chunk ("quoted" phrases, -words): see search/query/conditions.ts. */
+  conditions?: TermConditions;
+  /** Query terms weighing more in keyword scoring (scoring_options.fulltext_boost): see search/query/boost.ts. */
+  termBoost?: TermBoost;
 }
 
 export interface Hit {

@@ -14,6 +14,7 @@ import {
   type WorkflowEngine,
 } from '../../server/engines/workflows/index.js';
 import { createInProcessEngine, type StepEvent } from '../../server/engines/workflows/inprocess.js';
+import { openFileStorage, type FileStorage } from '../../server/engines/storage/index.js';
 import { openStore, type Store } from '../../server/store/db.js';
 import { createActivities } from '../../workflows/activities/index.js';
 import { workflowIds } from '../../workflows/registry.js';
@@ -71,15 +72,17 @@ describe(`workflow engine (${mode})`, () => {
   let realIndex: LexicalIndex;
   let lexical: ReturnType<typeof instrumented>;
   let engine: WorkflowEngine;
+  let storage: FileStorage;
   const warnings: string[] = [];
   const logger = { warn: (_: object, message: string) => void warnings.push(message), error: () => {} };
 
   beforeAll(async () => {
     config = await testConfig();
     store = await openStore(config.store);
+    storage = await openFileStorage(config);
     realIndex = await createLexicalIndex(config.lexical, store);
     lexical = instrumented(realIndex);
-    engine = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index }, { shutdownGraceMs: 1000, logger });
+    engine = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index, storage }, { shutdownGraceMs: 1000, logger });
     const t0 = Date.now();
     await engine.start();
     console.info(`${engine.kind} workflow engine started in ${Date.now() - t0} ms`);
@@ -247,7 +250,7 @@ describe(`workflow engine (${mode})`, () => {
     expect(await lexical.index.search({ datasetId: target.id, query: 'pelican', limit: 10 })).toHaveLength(7);
 
     // The same first batch again (a retry after a lost answer, say) inserts nothing new.
-    const activities = createActivities({ store, lexical: lexical.index });
+    const activities = createActivities({ store, lexical: lexical.index, storage });
     expect(await activities.copyDatasetChunks({ sourceId, targetId: target.id, afterId: null, batchSize: 3 })).toMatchObject({ count: 3 });
     expect(await count(store, 'chunks', { dataset_id: target.id })).toBe(7);
     // A deleted target stops the copy.
@@ -257,7 +260,7 @@ describe(`workflow engine (${mode})`, () => {
 
   it.runIf(mode === 'full')('names Temporal when its health check fails', async () => {
     if (config.workflows.kind !== 'temporal') throw new Error('full mode runs on Temporal');
-    const wrong = await createWorkflowEngine({ ...config.workflows, namespace: 'no-such-namespace' }, { store, lexical: lexical.index });
+    const wrong = await createWorkflowEngine({ ...config.workflows, namespace: 'no-such-namespace' }, { store, lexical: lexical.index, storage });
     try {
       await expect(wrong.ping()).rejects.toThrow(/^Temporal at .+ \(namespace no-such-namespace\) failed its health check: .*not found/);
     } finally {
@@ -304,6 +307,7 @@ describe(`workflow engine (${mode})`, () => {
 describe.runIf(mode === 'full')('Temporal engine restart', () => {
   it('a workflow interrupted by close() carries on with the next engine on the task queue', async () => {
     const config = await testConfig();
+    const storage = await openFileStorage(config);
     const store = await openStore(config.store);
     const realIndex = await createLexicalIndex(config.lexical, store);
     const lexical = instrumented(realIndex);
@@ -318,7 +322,7 @@ describe.runIf(mode === 'full')('Temporal engine restart', () => {
         entered();
         await gate;
       });
-      const first = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index }, { shutdownGraceMs: 2000 });
+      const first = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index, storage }, { shutdownGraceMs: 2000 });
       await first.start();
       const handle = await first.run('purgeDataset', { workflowId, input: { datasetId, batchSize: 3 } });
       await inside;
@@ -328,7 +332,7 @@ describe.runIf(mode === 'full')('Temporal engine restart', () => {
       await expect(handle.result()).rejects.toBeInstanceOf(WorkflowInterruptedError);
       expect(await count(store, 'datasets', { id: datasetId })).toBe(1);
 
-      const second = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index }, { shutdownGraceMs: 1000 });
+      const second = await createWorkflowEngine(config.workflows, { store, lexical: lexical.index, storage }, { shutdownGraceMs: 1000 });
       try {
         await second.start();
         await waitFor(async () => ((await count(store, 'datasets', { id: datasetId })) === 0 ? true : undefined));
@@ -347,6 +351,7 @@ describe.runIf(mode === 'full')('Temporal engine restart', () => {
 describe(`in-process runner on ${mode === 'full' ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('resumes an unfinished job after a restart, replaying journaled steps without re-running them', async () => {
     const config = await testConfig();
+    const storage = await openFileStorage(config);
     let store = await openStore(config.store);
     const realIndex = await createLexicalIndex(config.lexical, store);
     const lexical = instrumented(realIndex);
@@ -357,7 +362,7 @@ describe(`in-process runner on ${mode === 'full' ? 'PostgreSQL' : 'PGlite'}`, ()
       // First life: stop the runner as soon as the first chunk batch (step 2) is journaled.
       let stopping: Promise<void> | undefined;
       const first = createInProcessEngine(
-        { store, lexical: lexical.index },
+        { store, lexical: lexical.index, storage },
         {
           shutdownGraceMs: 1000,
           onStep: ({ seq }) => {
@@ -377,7 +382,7 @@ describe(`in-process runner on ${mode === 'full' ? 'PostgreSQL' : 'PGlite'}`, ()
       await store.close();
       store = await openStore(config.store);
       const executed: StepEvent[] = [];
-      const second = createInProcessEngine({ store, lexical: lexical.index }, { onStep: (e) => executed.push(e) });
+      const second = createInProcessEngine({ store, lexical: lexical.index, storage }, { onStep: (e) => executed.push(e) });
       try {
         await second.start();
         const job = await waitFor(async () => {
@@ -407,9 +412,10 @@ describe(`in-process runner on ${mode === 'full' ? 'PostgreSQL' : 'PGlite'}`, ()
 
   it('does not start a job before start(), and runs it once started', async () => {
     const config = await testConfig();
+    const storage = await openFileStorage(config);
     const store = await openStore(config.store);
     const realIndex = await createLexicalIndex(config.lexical, store);
-    const engine = createInProcessEngine({ store, lexical: realIndex });
+    const engine = createInProcessEngine({ store, lexical: realIndex, storage });
     try {
       const datasetId = await seedDataset(store, realIndex, 1);
       const handle = await engine.run('purgeDataset', { workflowId: workflowIds.purgeDataset(datasetId), input: { datasetId } });

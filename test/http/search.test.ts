@@ -139,8 +139,8 @@ describe('bad input', () => {
   it.each([
     [{ query: 'x', search_type: 'magic' }, /search_type/],
     [{ query: 'x', search_type: 'semantic', page_size: 100000 }, /MAX_LIMIT/],
-    [{ query: 'x', search_type: 'semantic', sort_options: { recency_bias: 0.5 } }, /recency_bias/],
-    [{ query: [{ query: 'a', weight: 1 }], search_type: 'semantic' }, /several weighted queries/],
+    [{ query: 'x', search_type: 'semantic', sort_options: { recency_bias: -0.5 } }, /recency_bias/],
+    [{ query: [], search_type: 'semantic' }, /query: give one query/],
     [{ query: { image_url: 'https://example.com/a.png' }, search_type: 'semantic' }, /text queries/],
     [{ query: 'x', search_type: 'semantic', filters: { must: [{ field: 'colour', match_any: ['red'] }] } }, /colour/],
     [{ search_type: 'semantic' }, /query/],

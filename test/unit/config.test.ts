@@ -15,6 +15,14 @@ describe('loadConfig', () => {
     expect(config.lexical.kind).toBe('postgres');
     expect(config.workflows.kind).toBe('in-process');
     expect(config.adminApiKey).toBeNull();
+    expect(config.fileUploadLimit).toBe(1024 ** 3);
+    expect(config.publicUrl).toBeNull();
+  });
+
+  it('reads the upload limit and the public address', () => {
+    const config = loadConfig({ FILE_UPLOAD_LIMIT: '512mb', PUBLIC_URL: 'https://search.example.com/' });
+    expect(config.fileUploadLimit).toBe(512 * 1024 ** 2);
+    expect(config.publicUrl).toBe('https://search.example.com');
   });
 
   it('picks the real engines from their variables', () => {
@@ -39,6 +47,8 @@ describe('loadConfig', () => {
     [{ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ JSON_BODY_LIMIT: 'huge' }, 'JSON_BODY_LIMIT'],
+    [{ FILE_UPLOAD_LIMIT: '1 gigabyte' }, 'FILE_UPLOAD_LIMIT'],
+    [{ PUBLIC_URL: 'ftp://files.example' }, 'PUBLIC_URL'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));

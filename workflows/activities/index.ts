@@ -1,17 +1,24 @@
 // All activities of all workflows, created over the live dependencies so that the Temporal
 // worker (running inside the service) and the in-process runner call the very same functions.
 import type { LexicalIndex } from '../../server/engines/lexical/types.js';
+import type { FileStorage } from '../../server/engines/storage/types.js';
 import type { Store } from '../../server/store/db.js';
 import { datasetActivities } from './datasets.js';
+import { ingestActivities } from './ingest.js';
 
 export interface ActivityDeps {
   store: Store;
   lexical: LexicalIndex;
+  /** The bytes of uploaded files. */
+  storage: FileStorage;
+  /** Bearer key for datasets' embedding endpoints (the service's EMBEDDING_API_KEY). */
+  embeddingApiKey?: string | null;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...datasetActivities(deps),
+    ...ingestActivities(deps),
   };
 }
 

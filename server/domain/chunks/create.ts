@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../../generated/client/types.gen.js';
 import { badRequest, planLimitReached } from '../../errors.js';
-import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';
 import { planOf, reservePlanCapacity } from '../quotas.js';
 import { finite, parseTimeStamp } from './input.js';
@@ -18,16 +17,24 @@ import {
   restoreIndex,
   storeVectors,
   type ChunkColumns,
+  type ChunkWriteServices,
   type StoredChunk,
 } from './write.js';
 
 export const BATCH_LIMIT = 120;
 
-export async function createChunks(services: Services, dataset: DatasetRow, payloads: T.ChunkReqPayload[], batch: boolean): Promise<StoredChunk[]> {
+/** `ids`, when given, are the ids of chunks that are inserted (one per payload): ingestion derives them so a retry writes no copy. */
+export async function createChunks(
+  services: ChunkWriteServices,
+  dataset: DatasetRow,
+  payloads: T.ChunkReqPayload[],
+  batch: boolean,
+  ids?: string[],
+): Promise<StoredChunk[]> {
   const db = services.store.db;
   const where = (i: number) => (batch ? `[${i}].` : '');
   if (payloads.length > BATCH_LIMIT) throw badRequest(`a batch holds at most ${BATCH_LIMIT} chunks, got ${payloads.length}`);
-  const columns = payloads.map((payload, i) => columnsOf(payload, dataset.id, where(i)));
+  const columns = payloads.map((payload, i) => columnsOf(payload, dataset.id, where(i), ids?.[i]));
   assertUniqueTrackingIds(columns, where);
   if (payloads.some((p) => p.high_priority) && !(await planOf(db, dataset.organization_id)).high_priority) {
     throw planLimitReached("high_priority: the organization's plan has no priority ingestion");
@@ -90,10 +97,10 @@ export async function createChunks(services: Services, dataset: DatasetRow, payl
   return plans.map((p) => byId.get(p.chunk.id) ?? byTrackingId.get(p.chunk.tracking_id!)!);
 }
 
-function columnsOf(payload: T.ChunkReqPayload, datasetId: string, where: string): ChunkColumns {
+function columnsOf(payload: T.ChunkReqPayload, datasetId: string, where: string, id: string = randomUUID()): ChunkColumns {
   if (payload.chunk_html == null) throw badRequest(`${where}chunk_html: required to create a chunk`);
   return {
-    id: randomUUID(),
+    id,
     dataset_id: datasetId,
     tracking_id: payload.tracking_id ?? null,
     chunk_html: payload.chunk_html,

@@ -6,7 +6,7 @@ import { applyChunkFilter, validateChunkFilter } from '../../search/filters.js';
 import type { Services } from '../../services.js';
 import { emitEvent } from '../events.js';
 
-export async function deleteChunks(services: Services, datasetId: string, chunkIds: string[]): Promise<number> {
+export async function deleteChunks(services: Pick<Services, 'store' | 'lexical'>, datasetId: string, chunkIds: string[]): Promise<number> {
   if (chunkIds.length === 0) return 0;
   const deleted: string[] = await services.store.db('chunks').where({ dataset_id: datasetId }).whereIn('id', chunkIds).del().returning('id').then((rows) => rows.map((r: { id: string }) => r.id));
   if (deleted.length > 0) await services.lexical.remove(datasetId, deleted);

@@ -5,6 +5,7 @@ import type * as T from '../../../generated/client/types.gen.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { surfaceWords } from '../../search/query/words.js';
 import { ensureVectorIndex, writeVectors } from '../../store/vectors.js';
 import { datasetConfig } from '../datasetConfig.js';
 import type { DatasetRow } from '../datasets.js';
@@ -30,6 +31,9 @@ export interface ChunkColumns extends VectorFields {
 
 export type StoredChunk = ChunkRow & VectorFields;
 
+/** What a chunk write uses of the services (the workflow activities have these too). */
+export type ChunkWriteServices = Pick<Services, 'store' | 'lexical'> & { config: Pick<Services['config'], 'embeddingApiKey'> };
+
 /** Column values as the driver wants them: JSON columns serialised. */
 export function dbColumns(chunk: ChunkColumns): Record<string, unknown> {
   return {
@@ -46,7 +50,7 @@ export interface Derived {
 }
 
 /** Embeds the chunks (one batch for all of them); a failing endpoint refuses the write. */
-export async function derive(services: Services, dataset: DatasetRow, chunks: ChunkColumns[]): Promise<Derived[]> {
+export async function derive(services: ChunkWriteServices, dataset: DatasetRow, chunks: ChunkColumns[]): Promise<Derived[]> {
   if (chunks.length === 0) return [];
   const config = datasetConfig(dataset);
   const embedder = embedderFor(config, services.config.embeddingApiKey);
@@ -61,7 +65,7 @@ export async function derive(services: Services, dataset: DatasetRow, chunks: Ch
 }
 
 /** Writes the index entries first: if the index fails, nothing reaches the database. */
-export async function indexChunks(services: Services, dataset: DatasetRow, derived: Derived[]): Promise<void> {
+export async function indexChunks(services: ChunkWriteServices, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
   await prepareVectorIndex(services, dataset);
   try {
@@ -76,7 +80,7 @@ export async function indexChunks(services: Services, dataset: DatasetRow, deriv
  * Puts index entries back as the database has them, after a write the database refused: entries
  * of chunks that were never stored go, entries of chunks that were being updated get their old text.
  */
-export async function restoreIndex(services: Services, datasetId: string, newIds: string[], previous: StoredChunk[]): Promise<void> {
+export async function restoreIndex(services: ChunkWriteServices, datasetId: string, newIds: string[], previous: StoredChunk[]): Promise<void> {
   await services.lexical.remove(datasetId, newIds).catch(() => {});
   if (previous.length) {
     await services.lexical
@@ -86,7 +90,7 @@ export async function restoreIndex(services: Services, datasetId: string, newIds
 }
 
 /** Makes sure the dataset's vector index exists; before the write's transaction, not inside it. */
-export async function prepareVectorIndex(services: Services, dataset: DatasetRow): Promise<void> {
+export async function prepareVectorIndex(services: ChunkWriteServices, dataset: DatasetRow): Promise<void> {
   const config = datasetConfig(dataset);
   await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
@@ -98,14 +102,17 @@ export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, d
   await writeTerms(trx, derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })));
 }
 
-/** The lexical text's terms (stemmed, stop words dropped) and its length in terms, for BM25. */
+/**
+ * The lexical text's terms (stemmed, stop words dropped) and its length in terms, for BM25; and its
+ * surface words, which triggers count into the dataset's vocabulary (migration 009_vocabulary).
+ */
 async function writeTerms(trx: Knex.Transaction, chunks: { id: string; text: string }[]): Promise<void> {
   await trx.raw(
-    `update chunks set bm25_terms = t.terms,
+    `update chunks set bm25_terms = t.terms, words = string_to_array(t.words, ' '),
        bm25_length = (select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(t.terms) u)
-     from (select id, to_tsvector('english', text) as terms from unnest(?::uuid[], ?::text[]) as x(id, text)) t
+     from (select id, to_tsvector('english', text) as terms, words from unnest(?::uuid[], ?::text[], ?::text[]) as x(id, text, words)) t
      where chunks.id = t.id`,
-    [chunks.map((c) => c.id), chunks.map((c) => c.text.replace(/\u0000/g, ''))],
+    [chunks.map((c) => c.id), chunks.map((c) => c.text.replace(/\u0000/g, '')), chunks.map((c) => surfaceWords(c.text).join(' '))],
   );
 }
 

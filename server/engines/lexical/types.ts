@@ -20,6 +20,13 @@ export interface LexicalSearch {
   limit: number;
 }
 
+export interface LexicalScoring {
+  datasetId: string;
+  query: string;
+  /** The documents to score; the others are not looked at. */
+  ids: string[];
+}
+
 export interface LexicalIndex {
   readonly kind: 'postgres' | 'typesense';
   /** Creates what the index needs (collections, schema); idempotent. */
@@ -31,5 +38,11 @@ export interface LexicalIndex {
   remove(datasetId: string, ids: string[]): Promise<void>;
   removeDataset(datasetId: string): Promise<void>;
   search(request: LexicalSearch): Promise<LexicalHit[]>;
+  /**
+   * The scores `search` gives the listed documents that match the query, in no particular order.
+   * Offered by engines whose search cannot be restricted in PostgreSQL (Typesense): a search's
+   * window of best matches may leave some of the listed documents out.
+   */
+  scoreAmong?(request: LexicalScoring): Promise<LexicalHit[]>;
   close(): Promise<void>;
 }

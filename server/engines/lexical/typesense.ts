@@ -2,7 +2,7 @@
 // each document tagged with its dataset_id and every read or delete filtered by it.
 // Typesense ids are unique per collection, so this relies on chunk ids being globally unique uuids.
 import { Client, Errors } from 'typesense';
-import type { LexicalDocument, LexicalHit, LexicalIndex, LexicalSearch } from './types.js';
+import type { LexicalDocument, LexicalHit, LexicalIndex, LexicalScoring, LexicalSearch } from './types.js';
 
 interface TypesenseDocument {
   id: string;
@@ -14,6 +14,8 @@ interface TypesenseDocument {
 const MAX_PER_PAGE = 250;
 /** Ids per delete-by-filter request, so the filter stays well within URL length limits. */
 const DELETE_BATCH = 100;
+/** Ids per scoring request (`scoreAmong`), for the same reason. */
+const SCORE_BATCH = 100;
 
 /** A filter value in backticks; Typesense has no escape for a backtick inside one. */
 function quote(value: string): string {
@@ -125,6 +127,28 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     const pages = Math.min(Math.ceil(limit / perPage), Math.ceil(first.found / perPage));
     const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => page(i + 2)));
     return [first, ...rest].flatMap((p) => p.hits).slice(0, limit);
+  }
+
+  async scoreAmong({ datasetId, query, ids }: LexicalScoring): Promise<LexicalHit[]> {
+    if (!query.trim() || ids.length === 0) return [];
+    // Batches of ids keep the filter within URL length limits; each batch is one page.
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += SCORE_BATCH) batches.push(ids.slice(i, i + SCORE_BATCH));
+    const found = await Promise.all(
+      batches.map(async (batch) => {
+        const response = await this.documents.search({
+          q: query,
+          query_by: 'text',
+          filter_by: `id:[${batch.map(quote).join(',')}] && dataset_id:=${quote(datasetId)}`,
+          include_fields: 'id',
+          per_page: batch.length,
+          // As in search: words are dropped until every listed document may match.
+          drop_tokens_threshold: batch.length,
+        });
+        return (response.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 }));
+      }),
+    );
+    return found.flat();
   }
 
   /** The client holds no connection that needs closing. */

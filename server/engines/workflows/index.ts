@@ -1,7 +1,6 @@
 // Picks the workflow engine once, at start, from the configuration.
 import type { Config } from '../../config.js';
-import type { LexicalIndex } from '../lexical/types.js';
-import type { Store } from '../../store/db.js';
+import type { ActivityDeps } from '../../../workflows/activities/index.js';
 import { createInProcessEngine } from './inprocess.js';
 import type { WorkflowEngine, WorkflowLogger } from './types.js';
 
@@ -16,7 +15,7 @@ export interface WorkflowEngineOptions {
 
 export async function createWorkflowEngine(
   config: Config['workflows'],
-  deps: { store: Store; lexical: LexicalIndex },
+  deps: ActivityDeps,
   options: WorkflowEngineOptions = {},
 ): Promise<WorkflowEngine> {
   if (config.kind === 'temporal') {

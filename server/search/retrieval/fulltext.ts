@@ -11,6 +11,8 @@
 import type { Knex } from 'knex';
 import type { Services } from '../../services.js';
 import { applyChunkFilter } from '../filters.js';
+import { anyLexeme } from '../query/boost.js';
+import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 
 /** The most candidates asked of Typesense for one search. */
@@ -72,17 +74,20 @@ function filters(filter: RetrievalRequest['filter']): boolean {
  */
 function postgresMatches(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
   const q = tsquery(request.query, request.prefix ?? false);
-  // Cover density, normalized by 1 + log(length): the ranking of PostgresLexicalIndex.search.
-  const rank = 'ts_rank_cd(ld.tsv, q.q, 1)';
+  // Cover density, normalized by 1 + log(length): the ranking of PostgresLexicalIndex.search; a
+  // fulltext boost adds the boosted terms' own rank (factor − 1) times (search/query/boost.ts).
+  const boost = request.termBoost;
+  const rank = boost ? 'ts_rank_cd(ld.tsv, q.q, 1) + ?::float8 * ts_rank_cd(ld.tsv, ?::tsquery, 1)' : 'ts_rank_cd(ld.tsv, q.q, 1)';
+  const rankBindings = boost ? [boost.factor - 1, anyLexeme(boost.lexemes)] : [];
   const builder = db
     .from(db.raw(`lexical_documents as ld cross join (select ${q.sql} as q) as q`, q.bindings))
     .where('ld.dataset_id', request.dataset.id)
     .whereRaw('ld.tsv @@ q.q')
-    .select('ld.id', db.raw(`${rank} as score`));
-  if (request.scoreThreshold != null) builder.whereRaw(`${rank} >= ?`, [request.scoreThreshold]);
-  if (!filters(request.filter)) return builder;
+    .select('ld.id', db.raw(`${rank} as score`, rankBindings));
+  if (request.scoreThreshold != null) builder.whereRaw(`${rank} >= ?`, [...rankBindings, request.scoreThreshold]);
+  if (!filters(request.filter) && !hasTermConditions(request.conditions)) return builder;
   builder.join('chunks', (on) => on.on('chunks.id', 'ld.id').andOn('chunks.dataset_id', 'ld.dataset_id'));
-  return applyChunkFilter(builder, request.filter, 'chunks', 'filters');
+  return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
 }
 
 async function postgresSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
@@ -115,16 +120,29 @@ async function postgresCount(services: Services, request: RetrievalRequest): Pro
  * `prefix` needs nothing more (and a search without it matches prefixes too).
  */
 async function typesenseCandidates(services: Services, request: RetrievalRequest, wanted: number): Promise<Hit[]> {
-  const filtered = filters(request.filter);
-  const found = await services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: typesenseWindow(wanted, filtered) });
+  const filtered = filters(request.filter) || hasTermConditions(request.conditions);
+  const found = await withTermBoost(services, request, await services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: typesenseWindow(wanted, filtered) }));
   const threshold = request.scoreThreshold;
   const candidates = found.filter((h) => UUID.test(h.id) && (threshold == null || h.score >= threshold));
   if (candidates.length === 0) return [];
   if (!filtered) return candidates.sort(byScoreThenId);
   const db = services.store.db;
   const query = db('chunks').where('chunks.dataset_id', request.dataset.id).whereRaw('chunks.id = any(?::uuid[])', [candidates.map((h) => h.id)]);
-  const kept = new Set<string>(await applyChunkFilter(query, request.filter, 'chunks', 'filters').pluck('chunks.id'));
+  const kept = new Set<string>(await applyTermConditions(applyChunkFilter(query, request.filter, 'chunks', 'filters'), request.conditions).pluck('chunks.id'));
   return candidates.filter((h) => kept.has(h.id)).sort(byScoreThenId);
+}
+
+/**
+ * Typesense's hits rescored for a fulltext boost: text_match(query) + (factor − 1) · text_match of the
+ * boosted words, scored among the same hits (search/query/boost.ts).
+ */
+async function withTermBoost(services: Services, request: RetrievalRequest, hits: Hit[]): Promise<Hit[]> {
+  const boost = request.termBoost;
+  const candidates = hits.filter((h) => UUID.test(h.id));
+  if (!boost || !services.lexical.scoreAmong || candidates.length === 0) return candidates;
+  const scored = await services.lexical.scoreAmong({ datasetId: request.dataset.id, query: boost.words.join(' '), ids: candidates.map((h) => h.id) });
+  const boosted = new Map(scored.map((h) => [h.id, h.score]));
+  return candidates.map((h) => ({ id: h.id, score: h.score + (boost.factor - 1) * (boosted.get(h.id) ?? 0) }));
 }
 
 /** The engine's order; equal scores by id, so pages do not depend on the engine's tie order. */

@@ -14,6 +14,7 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
 import { applyChunkFilter } from '../filters.js';
+import { applyTermConditions } from '../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 
 /** pgvector's limit on hnsw.ef_search. */
@@ -53,7 +54,7 @@ export async function semanticQuery(services: Services, request: RetrievalReques
   if (!UUID.test(request.dataset.id)) throw new Error(`not a dataset id: ${request.dataset.id}`);
   let vector: number[];
   try {
-    [vector] = await embedderFor(config, services.config.embeddingApiKey).embed([request.query], 'query');
+    [vector] = request.vector ? [request.vector] : await embedderFor(config, services.config.embeddingApiKey).embed([request.query], 'query');
   } catch (error) {
     if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
     throw error;
@@ -70,7 +71,7 @@ function candidates(db: Knex, query: SemanticQuery, request: RetrievalRequest): 
     .join('chunks', 'chunks.id', 'chunk_vectors.chunk_id')
     // A literal, so the planner can use the partial index `... where dataset_id = '<id>'`.
     .whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`);
-  return applyChunkFilter(builder, request.filter, 'chunks', 'filters');
+  return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
 }
 
 interface Row {
@@ -144,7 +145,7 @@ export async function countSemantic(services: Services, query: SemanticQuery | n
   const db = services.store.db;
   let builder: Knex.QueryBuilder;
   if (request.scoreThreshold == null) {
-    builder = applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters');
+    builder = applyTermConditions(applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'), request.conditions);
   } else {
     if (!query) throw new Error('counting within a score threshold needs the query');
     builder = candidates(db, query, request).whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);

@@ -8,6 +8,10 @@ import * as m005 from './005_datasets.js';
 import * as m006 from './006_chunks.js';
 import * as m007 from './007_search.js';
 import * as m008 from './008_bm25.js';
+import * as m009 from './009_vocabulary.js';
+import * as m010 from './010_recommendations.js';
+import * as m011 from './011_files.js';
+import * as m012 from './012_ingest.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -23,6 +27,10 @@ const migrations: Record<string, Migration> = {
   '006_chunks': m006,
   '007_search': m007,
   '008_bm25': m008,
+  '009_vocabulary': m009,
+  '010_recommendations': m010,
+  '011_files': m011,
+  '012_ingest': m012,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

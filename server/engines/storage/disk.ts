@@ -1,0 +1,83 @@
+// Disk storage: each object is a file under the root, at its key's path. A put writes a temporary
+// file in the root's `.tmp` directory (same file system), fsyncs it and renames it into place, so a
+// reader or a crash never sees a partial object under its final name; any failure removes the
+// temporary file. Keys cannot start with a dot, so `.tmp` is never an object's path.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertValidKey, ObjectNotFoundError, ObjectTooLargeError, type FileStorage, type StoredObject } from './types.js';
+
+const TEMP_DIR = '.tmp';
+/** Temporary files older than this were left by a crash (a put under way is never this old) and go at open. */
+const STALE_TEMP_MS = 24 * 3600 * 1000;
+
+export async function openDiskStorage(root: string): Promise<FileStorage> {
+  await mkdir(path.join(root, TEMP_DIR), { recursive: true });
+  await removeStaleTemporaries(path.join(root, TEMP_DIR));
+  return new DiskStorage(root);
+}
+
+class DiskStorage implements FileStorage {
+  readonly kind = 'disk' as const;
+
+  constructor(private readonly root: string) {}
+
+  async put(key: string, body: Readable, opts: { maxBytes: number }): Promise<StoredObject> {
+    const target = this.pathOf(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const temp = path.join(this.root, TEMP_DIR, randomBytes(12).toString('hex'));
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        bytes += chunk.length;
+        if (bytes > opts.maxBytes) return done(new ObjectTooLargeError(opts.maxBytes));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, meter, createWriteStream(temp, { flags: 'wx' }));
+      const handle = await open(temp, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return { bytes, sha256: hash.digest('hex') };
+  }
+
+  get(key: string): Readable {
+    const out = new PassThrough();
+    const file = createReadStream(this.pathOf(key));
+    file.once('error', (error: NodeJS.ErrnoException) => out.destroy(error.code === 'ENOENT' ? new ObjectNotFoundError(key) : error));
+    // A reader that stops early (a download cut off) closes the file too.
+    out.once('close', () => file.destroy());
+    return file.pipe(out);
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  private pathOf(key: string): string {
+    assertValidKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+}
+
+async function removeStaleTemporaries(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    const full = path.join(dir, name);
+    const { mtimeMs } = await stat(full).catch(() => ({ mtimeMs: Date.now() }));
+    if (Date.now() - mtimeMs > STALE_TEMP_MS) await rm(full, { force: true });
+  }
+}

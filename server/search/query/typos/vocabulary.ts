@@ -1,0 +1,53 @@
+// Look-ups in a dataset's vocabulary (`dataset_words`, kept by the chunk triggers of migration
+// 009_vocabulary): which query words the dataset holds, and which of its words are near a misspelt one.
+import type { Knex } from 'knex';
+
+export interface VocabularyWord {
+  word: string;
+  /** How many chunks of the dataset hold it. */
+  chunks: number;
+}
+
+/**
+ * Trigram similarity a candidate needs. One edit changes at most three of a word's trigrams (a swap of
+ * two letters four), so a low bar keeps the words one or two edits away; the exact edit distance is
+ * computed on the candidates.
+ */
+const SIMILARITY_THRESHOLD = 0.15;
+/** Candidates kept per misspelt word, the most similar first. */
+const CANDIDATES = 100;
+
+/** The words (lowercase) that some chunk of the dataset holds. */
+export async function knownWords(db: Knex, datasetId: string, words: string[]): Promise<Set<string>> {
+  if (words.length === 0) return new Set();
+  const found: string[] = await db('dataset_words').where('dataset_id', datasetId).where('chunks', '>', 0).whereIn('word', words).pluck('word');
+  return new Set(found);
+}
+
+/**
+ * For each word, the dataset's words that may be it misspelt: the same first letter, at most
+ * `lengthSlack` letters longer or shorter, and sharing enough trigrams (the trigram index finds them).
+ */
+export async function nearWords(db: Knex, datasetId: string, words: string[], lengthSlack: number): Promise<Map<string, VocabularyWord[]>> {
+  const near = new Map<string, VocabularyWord[]>(words.map((w) => [w, []]));
+  if (words.length === 0) return near;
+  const rows = await db.transaction(async (trx) => {
+    // `%` compares with this threshold; set for this transaction only.
+    await trx.raw(`select set_config('pg_trgm.similarity_threshold', ?, true)`, [String(SIMILARITY_THRESHOLD)]);
+    const { rows } = await trx.raw<{ rows: { query: string; word: string; chunks: number }[] }>(
+      `select q.word as query, v.word, v.chunks
+       from unnest(?::text[]) as q(word)
+       cross join lateral (
+         select d.word, d.chunks from dataset_words d
+         where d.dataset_id = ? and d.chunks > 0 and d.word % q.word
+           and left(d.word, 1) = left(q.word, 1)
+           and char_length(d.word) between char_length(q.word) - ? and char_length(q.word) + ?
+         order by similarity(d.word, q.word) desc, d.chunks desc, d.word
+         limit ?) v`,
+      [words, datasetId, lengthSlack, lengthSlack, CANDIDATES],
+    );
+    return rows;
+  });
+  for (const row of rows) near.get(row.query)?.push({ word: row.word, chunks: Number(row.chunks) });
+  return near;
+}
