@@ -15,18 +15,10 @@ import type { DatasetRow } from '../../domain/datasets.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
 import { applyChunkFilter } from '../filters.js';
-import { nearest, type SemanticQuery } from '../retrieval/semantic.js';
+import { nearest, scoreSql, vectorSearch } from '../retrieval/semantic.js';
 import type { Hit } from '../types.js';
 import type { Examples } from './examples.js';
 import type { Recommender } from './types.js';
-
-/** Similarity (higher is better) of a distance expression: the scores semantic search gives. */
-const similarity: Record<DistanceMetric, (distance: string) => string> = {
-  cosine: (d) => `(1 - ${d})`,
-  dot: (d) => `(-${d})`, // <#> is the negated inner product
-  euclidean: (d) => `(1 / (1 + ${d}))`,
-  manhattan: (d) => `(1 / (1 + ${d}))`,
-};
 
 interface Space {
   dataset: DatasetRow;
@@ -39,16 +31,10 @@ function spaceOf(dataset: DatasetRow): Space {
   return { dataset, dimension: config.EMBEDDING_SIZE, metric: config.DISTANCE_METRIC };
 }
 
-/** A query vector in the shape semantic retrieval searches with (its indexed distance expression). */
-function vectorQuery(space: Space, vector: string): SemanticQuery {
-  const distance = `(chunk_vectors.embedding::vector(${space.dimension})) ${distanceOperators[space.metric]} ?::vector(${space.dimension})`;
-  return { datasetId: space.dataset.id, distance, score: similarity[space.metric](`(${distance})`), vector };
-}
-
 /** The `n` chunks nearest the vector that pass the filter, through the dataset's index. */
 function nearestTo(services: Services, space: Space, vector: string, filter: T.ChunkFilter, n: number): Promise<Hit[]> {
   // The query text is not used by the vector search; it names what is searched for in logs.
-  return nearest(services, vectorQuery(space, vector), { dataset: space.dataset, query: 'recommendation', filter, limit: n, offset: 0 }, n);
+  return nearest(services, vectorSearch(space.dataset, vector), { dataset: space.dataset, query: 'recommendation', filter, limit: n, offset: 0 }, n);
 }
 
 /** The mean of the chunks' vectors (each normalised with cosine), or null when none has a vector. */
@@ -92,7 +78,7 @@ function bestScore(services: Services, space: Space, examples: Examples): Recomm
 /** The best `n` candidates (or chunks passing the filter, without candidates) by the best_score rule. */
 async function scoreBest(db: Knex, space: Space, examples: Examples, filter: T.ChunkFilter, candidates: string[] | null, n: number): Promise<Hit[]> {
   const operator = distanceOperators[space.metric];
-  const sim = similarity[space.metric](`(chunk_vectors.embedding::vector(${space.dimension}) ${operator} e.vec)`);
+  const sim = scoreSql[space.metric](`(chunk_vectors.embedding::vector(${space.dimension}) ${operator} e.vec)`);
   const ids = [...examples.positive, ...examples.negative];
   const flags = [...examples.positive.map(() => true), ...examples.negative.map(() => false)];
   const perChunk = db

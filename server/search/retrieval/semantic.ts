@@ -9,6 +9,7 @@
 // (a very selective filter on a large dataset), an exact scan over the filtered rows answers.
 import type { Knex } from 'knex';
 import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
+import type { DatasetRow } from '../../domain/datasets.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -31,7 +32,7 @@ const SCAN_MEM_MULTIPLIER = 4;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Score (higher is better) of a distance, as SQL over the distance expression `d`. */
-const scoreSql: Record<DistanceMetric, (d: string) => string> = {
+export const scoreSql: Record<DistanceMetric, (d: string) => string> = {
   cosine: (d) => `(1 - ${d})`,
   dot: (d) => `(-${d})`, // <#> is the negated inner product
   euclidean: (d) => `(1 / (1 + ${d}))`,
@@ -59,9 +60,15 @@ export async function semanticQuery(services: Services, request: RetrievalReques
     if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
     throw error;
   }
+  return vectorSearch(request.dataset, vectorLiteral(vector));
+}
+
+/** The SQL pieces of a search of the dataset's vectors for `vector` (a pgvector literal). */
+export function vectorSearch(dataset: DatasetRow, vector: string): SemanticQuery {
+  const config = datasetConfig(dataset);
   const dimension = config.EMBEDDING_SIZE;
   const distance = `(chunk_vectors.embedding::vector(${dimension})) ${distanceOperators[config.DISTANCE_METRIC]} ?::vector(${dimension})`;
-  return { datasetId: request.dataset.id, distance, score: scoreSql[config.DISTANCE_METRIC](`(${distance})`), vector: vectorLiteral(vector) };
+  return { datasetId: dataset.id, distance, score: scoreSql[config.DISTANCE_METRIC](`(${distance})`), vector };
 }
 
 /** The dataset's vectors joined to their chunks, the filter applied. */
