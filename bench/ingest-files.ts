@@ -131,7 +131,7 @@ async function completion(client: Client, datasetId: string, fileId: string, log
       response: undefined,
     }));
     if (reply.error || !reply.data) {
-      const problem = `events poll failed (${reply.response?.status ?? 'no answer'}): ${JSON.stringify(reply.error)}`;
+      const problem = `events poll failed (${reply.response?.status ?? 'no answer'}): ${describeError(reply.error)}`;
       if (++failures > 3) throw new Error(problem);
       log(problem);
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -143,6 +143,14 @@ async function completion(client: Client, datasetId: string, fileId: string, log
     if (Date.now() > deadline) throw new Error(`no completion event for file ${fileId} within an hour`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** An error's message with its causes (fetch's own message is only "fetch failed"); other values as JSON. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return JSON.stringify(error);
+  const parts: string[] = [];
+  for (let e: unknown = error; e instanceof Error; e = e.cause) parts.push(`${e.message}${(e as NodeJS.ErrnoException).code ? ` (${(e as NodeJS.ErrnoException).code})` : ''}`);
+  return parts.join(': ');
 }
 
 /** POST /api/file as multipart/form-data, the file streamed from disk with back-pressure. */

@@ -113,9 +113,9 @@ export interface ClearDatasetResult {
 }
 
 /**
- * Empties a dataset and keeps it: its lexical index entries, chunks, chunk groups (with their
- * bookmarks) and file records are deleted in small steps; then a `bulk_chunks_deleted` event
- * reports how many chunks went.
+ * Empties a dataset and keeps it: its lexical index entries, files (bytes and records), chunks and
+ * chunk groups (with their bookmarks) are deleted in small steps; then a `bulk_chunks_deleted`
+ * event reports how many chunks went.
  */
 export async function clearDatasetFlow(ctx: FlowContext<Activities>, input: ClearDatasetInput): Promise<ClearDatasetResult> {
   const { datasetId, batchSize = 5000 } = input;
@@ -131,10 +131,12 @@ export async function clearDatasetFlow(ctx: FlowContext<Activities>, input: Clea
     }
   };
   try {
+    // Files first: once a file's row is gone its ingestion writes no more chunks (each batch locks
+    // the row), so the steps after it leave nothing, in the index or the tables, that it adds later.
+    const filesDeleted = await drain(deleteDatasetFiles);
     await removeDatasetFromLexicalIndex(datasetId);
     const chunksDeleted = await drain(deleteDatasetChunks);
     const groupsDeleted = await drain(deleteDatasetGroups);
-    const filesDeleted = await drain(deleteDatasetFiles);
     await recordDatasetEvent({
       datasetId,
       type: 'bulk_chunks_deleted',

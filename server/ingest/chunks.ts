@@ -1,11 +1,13 @@
 // Creating a file's chunks from its staged pieces, through the same path as POST /api/chunk (vectors,
 // lexical index, BM25 terms, plan quota), under ids derived from (file, position): a piece whose
-// chunk already exists is skipped, so a retried or replayed range creates nothing twice.
+// chunk already exists is skipped, so a retried or replayed range creates nothing twice. Each batch
+// locks the file's row as it writes, so none lands after the file's deletion has begun.
 import type * as T from '../../generated/client/types.gen.js';
 import { BATCH_LIMIT, createChunks } from '../domain/chunks/create.js';
 import { deleteChunks } from '../domain/chunks/delete.js';
 import type { ChunkWriteServices } from '../domain/chunks/write.js';
 import type { DatasetRow } from '../domain/datasets.js';
+import { lockLiveFile } from './file.js';
 import { fileChunkId } from './ids.js';
 import type { StagedPiece } from './staging.js';
 import { yieldToEventLoop } from './yield.js';
@@ -30,7 +32,10 @@ export async function createPieceChunks(
   let created = 0;
   for (const batch of batches(todo)) {
     const payloads: T.ChunkReqPayload[] = batch.map(({ piece }) => ({ ...piece.payload, group_ids: [file.groupId] }));
-    const stored = await createChunks(services, dataset, payloads, true, batch.map((b) => b.id));
+    const stored = await createChunks(services, dataset, payloads, true, {
+      ids: batch.map((b) => b.id),
+      guard: (trx) => lockLiveFile(trx, dataset.id, file.id),
+    });
     const wanted = new Set(batch.map((b) => b.id));
     created += stored.filter((row) => wanted.has(row.id)).length;
     progress();

@@ -20,6 +20,30 @@ export async function loadIngestFile(db: Knex, datasetId: string, fileId: string
   return row && row.status !== 'deleting' ? row : null;
 }
 
+/** The file is deleted or being deleted, or its dataset is: its ingestion must write nothing more. */
+export class FileGoneError extends Error {
+  constructor(fileId: string) {
+    super(`file ${fileId} was deleted during its ingestion`);
+    this.name = 'FileGoneError';
+  }
+}
+
+/**
+ * Locks the file's row and its dataset's row (FOR SHARE) in the transaction that writes a batch of
+ * the file's chunks, and throws FileGoneError when the file is gone or being deleted or the dataset
+ * is deleted. Deleting a file or a dataset first updates its row, which waits for this lock: so a
+ * batch either commits before the deletion marks the row (its chunks are then in the file's group,
+ * which the deletion removes) or sees the mark and writes nothing.
+ */
+export async function lockLiveFile(trx: Knex.Transaction, datasetId: string, fileId: string): Promise<void> {
+  const row: { status: string; deleted: number } | undefined = await trx('files as f')
+    .join('datasets as d', 'd.id', 'f.dataset_id')
+    .where({ 'f.id': fileId, 'f.dataset_id': datasetId })
+    .forShare()
+    .first('f.status', 'd.deleted');
+  if (!row || row.status === 'deleting' || row.deleted !== 0) throw new FileGoneError(fileId);
+}
+
 /** Marks the file as being processed (only from pending: a finished file keeps its state). */
 export async function markProcessing(db: Knex, fileId: string): Promise<void> {
   await db('files').where({ id: fileId, status: 'pending' }).update({ status: 'processing', updated_at: db.fn.now() });

@@ -462,6 +462,151 @@ describe(`file ingestion (${mode})`, () => {
     });
   });
 
+  describe('a file deleted while it is being ingested', () => {
+    /** Starts the ingestion without waiting for it. */
+    async function startIngest(dataset: string, upload: Upload, batchSize: number) {
+      const fileId = await storeFile(dataset, upload);
+      const handle = await service.services.workflows.run('ingestFile', { workflowId: workflowIds.ingestFile(fileId), input: { datasetId: dataset, fileId, batchSize } });
+      return { fileId, handle };
+    }
+
+    async function waitForChunks(dataset: string, atLeast: number): Promise<number> {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const n = await countWhere('chunks', { dataset_id: dataset });
+        if (n >= atLeast) return n;
+        if (Date.now() > deadline) throw new Error(`still ${n} chunks, waiting for ${atLeast}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+
+    /**
+     * Holds the dataset's index removals while `during` runs, until the ingestion starts writing its
+     * next batch (or 5 s pass): so that batch runs in the middle of the deletion's steps (find the
+     * group's chunks, delete them and their index entries, delete the group), the worst moment.
+     */
+    async function withIndexRemovalsHeld<R>(dataset: string, during: () => Promise<R>): Promise<R> {
+      const { lexical, store } = service.services;
+      const original = lexical.remove;
+      let release!: () => void;
+      const nextWrite = new Promise<void>((resolve) => (release = resolve));
+      // The batch's first statement: its lock on the file row, or (were there none) its insert.
+      const listener = (query: { sql: string }) => {
+        if (/for share|insert into "chunks"/i.test(query.sql)) release();
+      };
+      store.db.on('query', listener);
+      lexical.remove = async (datasetId, ids) => {
+        if (datasetId === dataset) await Promise.race([nextWrite, new Promise((r) => setTimeout(r, 5000))]);
+        return original.call(lexical, datasetId, ids);
+      };
+      try {
+        return await during();
+      } finally {
+        lexical.remove = original;
+        store.db.removeListener('query', listener);
+      }
+    }
+
+    // 600 chunks, 360 per activity written 120 at a time (the chunk path's batch): the deletion lands
+    // between, or during, the batches' writes, and some batches follow others in the same activity.
+    it.each([
+      ['after its first batch', 1],
+      ['a quarter in', 150],
+    ])('gets no chunk once DELETE /api/file with delete_chunks has answered (%s)', async (_, atLeast) => {
+      const dataset = await newDataset();
+      const { fileId, handle } = await startIngest(dataset, { fileName: 'long.txt', bytes: sentences(20 * 600, 'osprey'), options: { rebalance_chunks: false } }, 360);
+      const seen = await waitForChunks(dataset, atLeast);
+      const reply = await withIndexRemovalsHeld(dataset, () =>
+        service.request('DELETE', `/api/file/${fileId}?delete_chunks=true`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset } }),
+      );
+      expect(reply.status, JSON.stringify(reply.body)).toBe(204);
+      expect(await countWhere('chunks', { dataset_id: dataset })).toBe(0);
+
+      const result = await handle.result();
+      // Deleted mid-way: the ingestion noticed and stopped, having written nothing since.
+      expect(result).toMatchObject({ status: 'gone', chunksCreated: 0 });
+      expect(seen).toBeLessThan(600);
+      expect(await countWhere('chunks', { dataset_id: dataset })).toBe(0);
+      expect(await countWhere('chunk_groups', { dataset_id: dataset })).toBe(0);
+      expect(await countWhere('files', { id: fileId })).toBe(0);
+      expect(await countWhere('ingest_pieces', { file_id: fileId })).toBe(0);
+      expect(await service.services.lexical.search({ datasetId: dataset, query: 'osprey', limit: 10 })).toEqual([]);
+      expect(await countWhere('events', { dataset_id: dataset })).toBe(0);
+    });
+  });
+
+  describe('a failing embedding endpoint', () => {
+    let server: Server;
+    let baseUrl: string;
+    /** Each request: when it came, and how it was answered. */
+    const calls: { at: number; answer: string }[] = [];
+    /** How the next requests are answered, in order; then 200 with vectors. */
+    let script: ('503' | '429' | 'reset' | '400')[] = [];
+    let always: '400' | null = null;
+
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        let raw = '';
+        req.on('data', (d) => (raw += d));
+        req.on('end', () => {
+          const answer = always ?? script.shift() ?? '200';
+          calls.push({ at: Date.now(), answer });
+          if (answer === 'reset') return req.socket.destroy();
+          if (answer !== '200') return res.writeHead(Number(answer), { 'content-type': 'application/json' }).end('{"error":"stand-in says no"}');
+          const { input } = JSON.parse(raw) as { input: string[] };
+          const data = input.map((text, index) => ({ index, embedding: [1, text.length % 7, text.length % 5, 0.5] }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    });
+
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    async function remoteDataset(): Promise<string> {
+      const { data, response, error } = await createDataset({
+        client: service.client(),
+        headers: { 'SVC-Organization': orgId },
+        body: { dataset_name: `remote ${Math.random()}`, server_configuration: { EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4 } },
+      });
+      expect(response.status, JSON.stringify(error)).toBe(200);
+      return data!.id;
+    }
+
+    it('is retried with back-off while it fails (no answer, 429, 5xx), and the file completes', async () => {
+      const dataset = await remoteDataset();
+      calls.length = 0;
+      // More failures than the embedder's own retries (4 requests): the activity's retry policy takes over.
+      script = ['503', 'reset', '429', '503', '503', 'reset'];
+      const { fileId, result } = await ingest(dataset, { fileName: 'flaky.txt', bytes: sentences(60, 'puffin'), options: { rebalance_chunks: false } });
+      expect(result).toEqual({ status: 'completed', chunksCreated: 3 });
+      expect(calls.map((c) => c.answer)).toEqual(['503', 'reset', '429', '503', '503', 'reset', '200']);
+      // The activity's first attempt ended after the 4th failure; its retry came after the policy's 1 s.
+      expect(calls[4].at - calls[3].at).toBeGreaterThanOrEqual(900);
+      const chunks = await chunksOf(fileId, 3);
+      expect(chunks.every(Boolean)).toBe(true);
+      expect(await countWhere('chunk_vectors', { dataset_id: dataset })).toBe(3);
+      expect((await eventsOf(dataset)).map((e) => e.event_type)).toEqual(['file_uploaded']);
+    });
+
+    it('fails the file at once when the endpoint refuses the input (4xx other than 429)', async () => {
+      const dataset = await remoteDataset();
+      calls.length = 0;
+      always = '400';
+      try {
+        const { fileId, result } = await ingest(dataset, { fileName: 'refused.txt', bytes: sentences(5, 'tern') });
+        expect(result).toMatchObject({ status: 'failed', reason: expect.stringMatching(/could not be embedded: embedding endpoint .* answered 400/) });
+        expect(calls).toHaveLength(1);
+        expect(await db()('files').where({ id: fileId }).first()).toMatchObject({ status: 'failed' });
+        expect(await countWhere('chunks', { dataset_id: dataset })).toBe(0);
+        expect((await eventsOf(dataset)).map((e) => e.event_type)).toEqual(['file_upload_failed']);
+      } finally {
+        always = null;
+      }
+    });
+  });
+
   describe('webhook_url', () => {
     let server: Server;
     let url: string;

@@ -78,6 +78,15 @@ describe(`disk file storage (${mode})`, () => {
     expect(await filesOnDisk()).toEqual([]);
   });
 
+  it('removes every object under a prefix, and only those; again is no error', async () => {
+    for (const key of ['ds-4/a', 'ds-4/b', 'ds-4x/c']) await storage.put(key, Readable.from([Buffer.from(key)]), { maxBytes: 10 });
+    await storage.removeAll('ds-4');
+    expect(await filesOnDisk()).toEqual(['ds-4x/c']);
+    await storage.removeAll('ds-4');
+    await expect(storage.removeAll('../ds-4x')).rejects.toThrow(/invalid storage key/);
+    await storage.remove('ds-4x/c');
+  });
+
   it('refuses keys that could leave the storage root', async () => {
     for (const key of ['../escape', 'a/../../b', '/abs', '.tmp/x', 'a//b', '', 'a/b c']) {
       await expect(storage.put(key, Readable.from([Buffer.from('x')]), { maxBytes: 10 }), key).rejects.toThrow(/invalid storage key/);

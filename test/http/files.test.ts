@@ -23,6 +23,7 @@ import {
 import type { FileRecord } from '../../generated/client/types.gen.js';
 import { crawlWebhookSecret, signedLink } from '../../server/domain/files/links.js';
 import { checkResponse } from '../support/contract.js';
+import { createActivities } from '../../workflows/activities/index.js';
 import { seedCrawl, seedGroup } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
@@ -624,6 +625,83 @@ describe('DELETE /api/file/{file_id}', () => {
     const other = await newDataset();
     expect((await deleteFileHandler({ client: client(), headers: ds(other), path: { file_id: fileId }, query: { delete_chunks: true } })).response.status).toBe(404);
     expect(await db()('files').where({ id: fileId }).first()).toBeDefined();
+  });
+});
+
+describe('clearing or deleting a dataset, or deleting its organization', () => {
+  /** The objects stored under the dataset's key prefix (its directory under DATA_DIR/files). */
+  async function objectsOf(dataset: string): Promise<number> {
+    const dir = path.join(service.services.config.dataDir, 'files', dataset);
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    return entries.filter((e) => e.isFile()).length;
+  }
+
+  /** Uploads `n` small text files to the dataset (and waits for their ingestion when asked). */
+  async function uploadSome(dataset: string, n: number, wait: boolean): Promise<string[]> {
+    const before = await objectsOf(dataset);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const text = `File ${i} of the dataset. It has two sentences.`;
+      const reply = await base64Upload({ base64_file: Buffer.from(text).toString('base64'), file_name: `f${i}.txt` }, { dataset });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      ids.push(reply.body.file_metadata.id);
+    }
+    if (wait) for (const id of ids) expect(await ingestionEnd(id)).toBe('completed');
+    expect(await objectsOf(dataset)).toBe(before + n);
+    return ids;
+  }
+
+  async function waitUntil(probe: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await probe())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('clearing removes the bytes with the file records, and the dataset takes new files', async () => {
+    const dataset = await newDataset();
+    const bystander = await newDataset();
+    await uploadSome(bystander, 1, false);
+    const [first] = await uploadSome(dataset, 3, true);
+    // As if an earlier attempt had removed these bytes and crashed before deleting the record.
+    const { storage_key } = await db()('files').where({ id: first }).first('storage_key');
+    await service.services.storage.remove(storage_key);
+    expect((await service.request('PUT', `/api/dataset/clear/${dataset}`, { headers: { authorization: ADMIN_KEY, ...ds(dataset) } })).status).toBe(204);
+    await waitUntil(async () => !!(await db()('events').where({ dataset_id: dataset, event_type: 'bulk_chunks_deleted' }).first()), 'the clear to end');
+    expect(await db()('files').where({ dataset_id: dataset })).toEqual([]);
+    expect(await objectsOf(dataset)).toBe(0);
+    expect(await objectsOf(bystander)).toBe(1);
+    await uploadSome(dataset, 1, true);
+  });
+
+  it('deleting the dataset removes its bytes, even of files still being ingested', async () => {
+    const dataset = await newDataset();
+    await uploadSome(dataset, 2, true);
+    await uploadSome(dataset, 2, false); // whatever their ingestion has reached when the purge starts
+    expect((await service.request('DELETE', `/api/dataset/${dataset}`, { headers: { authorization: ADMIN_KEY, ...ds(dataset) } })).status).toBe(204);
+    await waitUntil(async () => !(await db()('datasets').where({ id: dataset }).first()), 'the purge to delete the dataset');
+    expect(await db()('files').where({ dataset_id: dataset })).toEqual([]);
+    // The bytes go in the same step, right after the row.
+    await waitUntil(async () => (await objectsOf(dataset)) === 0, 'the purge to remove the bytes', 5_000);
+    // The step run again, as a replay after a crash would: it finds everything gone and goes on.
+    const { store, lexical, storage } = service.services;
+    await expect(createActivities({ store, lexical, storage }).deleteDatasetRow(dataset)).resolves.toBeUndefined();
+  });
+
+  it('deleting the organization removes the bytes of every dataset of it', async () => {
+    const { data: org } = await createOrganization({ client: client(), body: { name: 'Short-lived' } });
+    const first = await newDataset(org!.id);
+    const second = await newDataset(org!.id);
+    await uploadSome(first, 2, true);
+    await uploadSome(second, 1, false);
+    expect((await service.request('DELETE', `/api/organization/${org!.id}`, { headers: { authorization: ADMIN_KEY, 'SVC-Organization': org!.id } })).status).toBe(204);
+    await waitUntil(async () => !(await db()('organizations').where({ id: org!.id }).first()), 'the purge of the organization');
+    expect(await objectsOf(first)).toBe(0);
+    expect(await objectsOf(second)).toBe(0);
   });
 });
 

@@ -95,6 +95,8 @@ describe('OpenAI-compatible endpoint', () => {
     requests.length = 0;
     await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toThrow(/answered 401/);
     expect(requests).toHaveLength(1);
+    // A refusal, not an outage: durable work does not retry it.
+    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toMatchObject({ transient: false });
     mode = 'wrong-size';
     const failure = embedderFor(settings()).embed(['abc'], 'document');
     await expect(failure).rejects.toBeInstanceOf(EmbeddingError);
@@ -104,5 +106,17 @@ describe('OpenAI-compatible endpoint', () => {
   it('names an endpoint that does not answer', async () => {
     const dead = embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' });
     await expect(dead.embed(['abc'], 'document')).rejects.toThrow(/did not answer/);
+  }, 20_000);
+
+  it('marks an outage that outlasts its retries as transient (durable work retries it later)', async () => {
+    mode = 'ok';
+    failuresLeft = 4;
+    requests.length = 0;
+    const failure = await embedderFor(settings()).embed(['abc'], 'document').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(EmbeddingError);
+    expect(failure).toMatchObject({ transient: true, message: expect.stringMatching(/answered 503/) });
+    expect(requests).toHaveLength(4);
+    const dead = await embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }).embed(['abc'], 'document').catch((e: unknown) => e);
+    expect(dead).toMatchObject({ transient: true });
   }, 20_000);
 });

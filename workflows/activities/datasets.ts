@@ -2,6 +2,8 @@
 // organization. Each is idempotent, so a retry or a replay after a crash may run it again safely.
 import type { Knex } from 'knex';
 import type { LexicalIndex } from '../../server/engines/lexical/types.js';
+import type { FileStorage } from '../../server/engines/storage/types.js';
+import { datasetStoragePrefix } from '../../server/domain/files/upload.js';
 import { emitEvent, type EventType } from '../../server/domain/events.js';
 import type { Store } from '../../server/store/db.js';
 import { dropVectorIndex, ensureVectorIndex } from '../../server/store/vectors.js';
@@ -21,7 +23,7 @@ export interface BookmarkCursor {
   chunkId: string;
 }
 
-export function datasetActivities({ store, lexical }: { store: Store; lexical: LexicalIndex }) {
+export function datasetActivities({ store, lexical, storage }: { store: Store; lexical: LexicalIndex; storage: FileStorage }) {
   const { db } = store;
   return {
     async removeDatasetFromLexicalIndex(datasetId: string): Promise<void> {
@@ -40,19 +42,29 @@ export function datasetActivities({ store, lexical }: { store: Store; lexical: L
       return db('chunk_groups').whereIn('id', batch).del();
     },
 
-    /** Deletes up to `batchSize` of the dataset's file records; returns how many. */
+    /**
+     * Deletes up to `batchSize` of the dataset's files, their bytes first and then their records;
+     * returns how many. Bytes already gone (a replay after a crash between the two) are no error.
+     */
     async deleteDatasetFiles({ datasetId, batchSize }: { datasetId: string; batchSize: number }): Promise<number> {
-      const batch = db('files').select('id').where('dataset_id', datasetId).limit(batchSize);
-      return db('files').whereIn('id', batch).del();
+      const files: { id: string; storage_key: string | null }[] = await db('files').select('id', 'storage_key').where('dataset_id', datasetId).limit(batchSize);
+      for (const { storage_key } of files) if (storage_key) await storage.remove(storage_key);
+      return files.length ? db('files').whereIn('id', files.map((f) => f.id)).del() : 0;
     },
 
-    /** Deletes the dataset row and its events; what still hangs off it (groups, files, crawls...) goes by cascade. */
+    /**
+     * Deletes the dataset row and its events; what still hangs off it (groups, files, crawls...) goes
+     * by cascade. Then the bytes of its files go, all at once under the dataset's storage prefix: an
+     * upload racing the purge either committed its file row before (its bytes are under the prefix)
+     * or finds the dataset gone and removes its own bytes.
+     */
     async deleteDatasetRow(datasetId: string): Promise<void> {
       await db.transaction(async (trx) => {
         await trx('events').where('dataset_id', datasetId).del();
         await trx('datasets').where('id', datasetId).del();
       });
       await dropVectorIndex(db, datasetId);
+      await storage.removeAll(datasetStoragePrefix(datasetId));
     },
 
     /** Records an event of the dataset, with the dataset's organization; nothing when the dataset row is gone. */

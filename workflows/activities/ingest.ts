@@ -1,15 +1,17 @@
 // File ingestion activities: the I/O steps of the ingestFile workflow. Each is idempotent: a retry
 // or a replay after a crash runs it again safely (derived ids, staged pieces replaced, the outcome
 // recorded only once). Content problems (unsupported or broken file, bad options, plan full) are
-// returned as a reason, or thrown as non-retryable failures: retrying cannot fix them.
+// returned as a reason, or thrown as non-retryable failures: retrying cannot fix them. A failing
+// embedding endpoint is thrown as retryable: the workflow's retry policy waits and tries again.
 import { ApplicationFailure } from '@temporalio/common';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { countChunks, planOf } from '../../server/domain/quotas.js';
 import { ObjectNotFoundError } from '../../server/engines/storage/types.js';
+import { ChunkEmbeddingError } from '../../server/domain/chunks/write.js';
 import { HttpError } from '../../server/errors.js';
 import { createPieceChunks, discardPieceChunks } from '../../server/ingest/chunks.js';
 import { extractDocument, UnreadableFileError } from '../../server/ingest/extract/index.js';
-import { loadIngestFile, markProcessing, recordOutcome, type IngestOutcome } from '../../server/ingest/file.js';
+import { FileGoneError, loadIngestFile, markProcessing, recordOutcome, type IngestOutcome } from '../../server/ingest/file.js';
 import { dropEmptyFileGroup, ensureFileGroup } from '../../server/ingest/group.js';
 import { readIngestOptions } from '../../server/ingest/options.js';
 import { filePieces } from '../../server/ingest/pieces.js';
@@ -103,6 +105,7 @@ export function ingestActivities(deps: ActivityDeps) {
     /** Creates the chunks of the staged pieces at positions [from, from + count), skipping those already made. */
     async createFileChunks(range: FileRef & { groupId: string; from: number; count: number }): Promise<ChunkRangeResult> {
       const { datasetId, fileId, groupId, from, count } = range;
+      const live = async () => Boolean((await liveDataset(datasetId)) && (await loadIngestFile(db, datasetId, fileId)));
       const dataset = await liveDataset(datasetId);
       if (!dataset || !(await loadIngestFile(db, datasetId, fileId))) return { created: 0, gone: true };
       const pieces = await readPieces(db, fileId, from, count);
@@ -110,7 +113,14 @@ export function ingestActivities(deps: ActivityDeps) {
         const { created } = await createPieceChunks(chunkServices, dataset, { id: fileId, groupId }, pieces, () => heartbeat({ from }));
         return { created, gone: false };
       } catch (error) {
-        // The chunk path's own refusals (a bad field, the plan's limit) are final.
+        // Deleted meanwhile (the batch's lock saw it, or a step before found the file's group gone):
+        // the failed batch wrote nothing; stop here.
+        if (error instanceof FileGoneError || !(await live())) return { created: 0, gone: true };
+        // The embedding endpoint failed (no answer, 429, 5xx): retried with the policy's back-off.
+        if (error instanceof ChunkEmbeddingError && error.transient) {
+          throw ApplicationFailure.retryable(`the chunks of pieces ${from} to ${from + count - 1} were not written: ${error.message}`, 'EmbeddingUnavailable');
+        }
+        // The chunk path's own refusals (a bad field, the plan's limit, an embedding refused) are final.
         if (error instanceof HttpError && error.status < 500) {
           throw ApplicationFailure.nonRetryable(`the chunks of pieces ${from} to ${from + count - 1} were refused: ${error.message}`, 'ChunksRefused');
         }

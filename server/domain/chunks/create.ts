@@ -2,6 +2,7 @@
 // search sent after it finds them. With `upsert_by_tracking_id` a chunk whose tracking id exists is
 // updated; without it, that chunk is left as it is and returned as stored.
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
 import { badRequest, planLimitReached } from '../../errors.js';
 import type { DatasetRow } from '../datasets.js';
@@ -23,14 +24,24 @@ import {
 
 export const BATCH_LIMIT = 120;
 
-/** `ids`, when given, are the ids of chunks that are inserted (one per payload): ingestion derives them so a retry writes no copy. */
+export interface CreateChunksOptions {
+  /** The ids of chunks that are inserted (one per payload): ingestion derives them so a retry writes no copy. */
+  ids?: string[];
+  /**
+   * Runs first in the write's transaction, to lock what the write depends on and to refuse it by
+   * throwing (ingestion locks its file row, so a file deleted meanwhile gets no chunk).
+   */
+  guard?: (trx: Knex.Transaction) => Promise<void>;
+}
+
 export async function createChunks(
   services: ChunkWriteServices,
   dataset: DatasetRow,
   payloads: T.ChunkReqPayload[],
   batch: boolean,
-  ids?: string[],
+  options: CreateChunksOptions = {},
 ): Promise<StoredChunk[]> {
+  const { ids, guard } = options;
   const db = services.store.db;
   const where = (i: number) => (batch ? `[${i}].` : '');
   if (payloads.length > BATCH_LIMIT) throw badRequest(`a batch holds at most ${BATCH_LIMIT} chunks, got ${payloads.length}`);
@@ -62,6 +73,7 @@ export async function createChunks(
   let raced: string[] = [];
   try {
     raced = await db.transaction(async (trx) => {
+      await guard?.(trx);
       const inserted: string[] = inserts.length
         ? (await trx('chunks').insert(inserts.map((p) => dbColumns(p.chunk))).onConflict(['dataset_id', 'tracking_id']).ignore().returning('id')).map(
             (r: { id: string }) => r.id,

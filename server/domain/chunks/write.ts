@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
-import { badRequest } from '../../errors.js';
+import { badRequest, HttpError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { surfaceWords } from '../../search/query/words.js';
 import { ensureVectorIndex, writeVectors } from '../../store/vectors.js';
@@ -58,10 +58,24 @@ export async function derive(services: ChunkWriteServices, dataset: DatasetRow, 
   try {
     vectors = await chunkVectors(embedder, chunks);
   } catch (error) {
-    if (error instanceof EmbeddingError) throw badRequest(`the chunks could not be embedded: ${error.message}`);
+    if (error instanceof EmbeddingError) throw new ChunkEmbeddingError(`the chunks could not be embedded: ${error.message}`, error.transient);
     throw error;
   }
   return chunks.map((chunk, i) => ({ chunk, vector: vectors[i] }));
+}
+
+/**
+ * The chunks could not be embedded: 400 to an API caller, as the reference answers. `transient`
+ * (the endpoint failed rather than refused the input) tells durable work that a retry may succeed.
+ */
+export class ChunkEmbeddingError extends HttpError {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
+    super(400, message);
+    this.name = 'ChunkEmbeddingError';
+  }
 }
 
 /** Writes the index entries first: if the index fails, nothing reaches the database. */

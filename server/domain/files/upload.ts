@@ -24,7 +24,12 @@ export interface IncomingBytes {
 
 /** A new key for a file's bytes: each upload writes its own, so concurrent uploads never share one. */
 export function newStorageKey(datasetId: string, fileId: string): string {
-  return `${datasetId}/${fileId}-${randomBytes(4).toString('hex')}`;
+  return `${datasetStoragePrefix(datasetId)}/${fileId}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The prefix of every key of the dataset's files: purging the dataset removes everything under it. */
+export function datasetStoragePrefix(datasetId: string): string {
+  return datasetId;
 }
 
 /** Stores a new file of the dataset and starts its ingestion; returns its row. */

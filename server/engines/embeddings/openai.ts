@@ -53,13 +53,14 @@ export class OpenAiEmbedder implements Embedder {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
       });
     } catch (error) {
-      throw new EmbeddingError(`embedding endpoint ${this.url} did not answer: ${(error as Error).message}`);
+      throw new EmbeddingError(`embedding endpoint ${this.url} did not answer: ${(error as Error).message}`, true);
     }
     if (!response.ok) {
       const detail = (await response.text().catch(() => '')).slice(0, 300);
-      const failure = new EmbeddingError(`embedding endpoint ${this.url} answered ${response.status}: ${detail}`);
       // Rate limits and server errors may pass; anything else will not.
-      if (response.status === 429 || response.status >= 500) throw failure;
+      const transient = response.status === 429 || response.status >= 500;
+      const failure = new EmbeddingError(`embedding endpoint ${this.url} answered ${response.status}: ${detail}`, transient);
+      if (transient) throw failure;
       throw new AbortError(failure);
     }
     const body = (await response.json().catch(() => null)) as { data?: { index?: number; embedding?: unknown }[] } | null;

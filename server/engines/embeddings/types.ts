@@ -12,7 +12,14 @@ export interface Embedder {
 }
 
 export class EmbeddingError extends Error {
-  constructor(message: string) {
+  /**
+   * @param transient the endpoint failed (no answer, a rate limit, a server error) rather than
+   *   refused the input: the same request may succeed later, so durable work retries it.
+   */
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
     super(message);
     this.name = 'EmbeddingError';
   }

@@ -68,6 +68,10 @@ class DiskStorage implements FileStorage {
     await rm(this.pathOf(key), { force: true });
   }
 
+  async removeAll(prefix: string): Promise<void> {
+    await rm(this.pathOf(prefix), { recursive: true, force: true });
+  }
+
   private pathOf(key: string): string {
     assertValidKey(key);
     return path.join(this.root, ...key.split('/'));

@@ -21,6 +21,8 @@ export interface FileStorage {
   get(key: string): Readable;
   /** Removes the object; removing a missing key is no error. */
   remove(key: string): Promise<void>;
+  /** Removes every object whose key starts with `prefix/` (objects being put meanwhile may stay); none is no error. */
+  removeAll(prefix: string): Promise<void>;
 }
 
 /** The body was longer than `maxBytes`. */
