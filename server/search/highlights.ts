@@ -114,12 +114,22 @@ function tokenize(text: string, withStems: boolean): Token[] {
   return tokens;
 }
 
+/** Stems by word: text repeats its words, and stemming every token was most of a highlight's time. */
+const stems = new Map<string, string>();
+const MAX_STEMS = 50_000;
+
 function stemOf(key: string): string {
-  try {
-    return stemmer(key);
-  } catch {
-    return key;
+  let stem = stems.get(key);
+  if (stem === undefined) {
+    try {
+      stem = stemmer(key);
+    } catch {
+      stem = key;
+    }
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(key, stem);
   }
+  return stem;
 }
 
 // ---------------------------------------------------------------------------------------------

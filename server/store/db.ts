@@ -4,6 +4,7 @@ import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { migrationSource } from './migrations/index.js';
+import { hnswSessionSql } from './vectors.js';
 
 // A zone-less `timestamp` is a wall-clock value (chunk time stamps): keep its text instead of letting
 // the driver read it in the process's local time zone.
@@ -40,8 +41,16 @@ export async function openStore(config: Config['store']): Promise<Store> {
   };
 }
 
+/** Every new connection gets the vector search settings (store/vectors.ts) before its first use. */
+function afterCreate(connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void): void {
+  connection.query(hnswSessionSql()).then(
+    () => done(null, connection),
+    (error: Error) => done(error, connection),
+  );
+}
+
 function openPostgres(url: string) {
-  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 10 } });
+  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 10, afterCreate } });
   return { db, closeEngine: async () => {} };
 }
 
@@ -56,6 +65,6 @@ async function openPglite(dir: string) {
   if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
   const pglite = await PGlite.create(dir, { extensions: { vector, pg_trgm } });
   // One PGlite is one session: a pool of one connection keeps transactions from interleaving.
-  const db = knex({ client: 'pg', connection: () => createPgConfig(pglite) as never, pool: { min: 0, max: 1 } });
+  const db = knex({ client: 'pg', connection: () => createPgConfig(pglite) as never, pool: { min: 0, max: 1, afterCreate } });
   return { db, closeEngine: () => pglite.close() };
 }

@@ -15,6 +15,39 @@ const operatorClasses: Record<DistanceMetric, string> = {
 /** pgvector's distance operator of each metric (smaller is closer; `<#>` is the negated inner product). */
 export const distanceOperators: Record<DistanceMetric, string> = { cosine: '<=>', euclidean: '<->', dot: '<#>', manhattan: '<+>' };
 
+/** pgvector's limit on hnsw.ef_search. */
+export const MAX_EF_SEARCH = 1000;
+/**
+ * The smallest hnsw.ef_search used (pgvector's default is 40). The candidate list grows in steps of
+ * this size with the rows wanted, so that the first pages of a search walk the graph alike.
+ */
+export const EF_SEARCH_STEP = 100;
+/** How many index tuples an iterative scan may visit (pgvector's default is 20 000). */
+const MAX_SCAN_TUPLES = 200_000;
+/** Memory of an iterative scan, as a multiple of work_mem (pgvector's default is 1). */
+const SCAN_MEM_MULTIPLIER = 4;
+
+/**
+ * The HNSW settings of every connection, set once when it opens: a candidate list of EF_SEARCH_STEP,
+ * and an iterative scan that goes on walking the graph while too few rows pass a filter. A search
+ * for more rows raises ef_search in a transaction of its own (`hnswSettings`).
+ */
+export function hnswSessionSql(): string {
+  return Object.entries(hnswSettings(EF_SEARCH_STEP))
+    .map(([name, value]) => `set ${name} = '${value}'`)
+    .join('; ');
+}
+
+/** The HNSW settings a scan for `efSearch` candidates needs. */
+export function hnswSettings(efSearch: number): Record<string, string> {
+  return {
+    'hnsw.iterative_scan': 'relaxed_order',
+    'hnsw.max_scan_tuples': String(MAX_SCAN_TUPLES),
+    'hnsw.scan_mem_multiplier': String(SCAN_MEM_MULTIPLIER),
+    'hnsw.ef_search': String(efSearch),
+  };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ensured = new Set<string>();
 

@@ -13,22 +13,11 @@ import type { DatasetRow } from '../../domain/datasets.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { distanceOperators, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
+import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
 import { applyChunkFilter } from '../filters.js';
 import { applyTermConditions } from '../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 
-/** pgvector's limit on hnsw.ef_search. */
-const MAX_EF_SEARCH = 1000;
-/**
- * The smallest hnsw.ef_search used (pgvector's default is 40). The candidate list grows in steps of
- * this size with offset + limit, so that the first pages of a search walk the graph alike.
- */
-const EF_SEARCH_STEP = 100;
-/** How many index tuples an iterative scan may visit (pgvector's default is 20 000). */
-const MAX_SCAN_TUPLES = 200_000;
-/** Memory of an iterative scan, as a multiple of work_mem (pgvector's default is 1). */
-const SCAN_MEM_MULTIPLIER = 4;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Score (higher is better) of a distance, as SQL over the distance expression `d`. */
@@ -107,28 +96,30 @@ function efSearch(n: number): number {
  * while too few rows pass the filter.
  */
 export async function useIterativeScan(trx: Knex.Transaction, n: number): Promise<void> {
-  await trx.raw(
-    `select set_config('hnsw.iterative_scan', 'relaxed_order', true),
-            set_config('hnsw.max_scan_tuples', ?, true),
-            set_config('hnsw.scan_mem_multiplier', ?, true),
-            set_config('hnsw.ef_search', ?, true)`,
-    [String(MAX_SCAN_TUPLES), String(SCAN_MEM_MULTIPLIER), String(efSearch(n))],
-  );
+  const settings = Object.entries(hnswSettings(efSearch(n)));
+  await trx.raw(`select ${settings.map(() => 'set_config(?, ?, true)').join(', ')}`, settings.flat());
 }
 
 /**
  * The `n` nearest chunks passing the filter and the threshold, nearest first (ties by id), through
- * the HNSW index with an iterative scan.
+ * the HNSW index with an iterative scan. Every connection starts with the settings of the smallest
+ * candidate list (store/db.ts), so only a search for more rows needs a transaction to raise it.
  */
 async function nearestByIndex(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
-  const rows = await services.store.db.transaction(async (trx) => {
-    await useIterativeScan(trx, n);
-    // Ordered by the indexed expression alone (an extra sort key would rule the index out).
-    return candidates(trx, query, request)
-      .select('chunk_vectors.chunk_id as id', trx.raw(`${query.distance} as distance`, [query.vector]), trx.raw(`${query.score} as score`, [query.vector]))
+  // Ordered by the indexed expression alone (an extra sort key would rule the index out).
+  const scan = (db: Knex) =>
+    candidates(db, query, request)
+      .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
       .orderBy('distance')
       .limit(n) as Promise<Row[]>;
-  });
+  const db = services.store.db;
+  const rows =
+    efSearch(n) === EF_SEARCH_STEP
+      ? await scan(db)
+      : await db.transaction(async (trx) => {
+          await useIterativeScan(trx, n);
+          return scan(trx);
+        });
   return passing(rows, request.scoreThreshold);
 }
 
