@@ -6,8 +6,8 @@
 //   API        POST /api/chunk/search over node:http keep-alive, with an organization API key
 //   retrieval  retrieve() from server/search/retrieval, in-process: every engine call the service makes
 //   raw        the engines answering the same top 10: the kNN statement the service writes (semantic),
-//              a ranked full-text statement or one Typesense search call (fulltext), both lists plus
-//              reciprocal rank fusion (hybrid)
+//              the service's full-text statements (Postgres) or one Typesense search call (fulltext),
+//              both lists plus reciprocal rank fusion (hybrid)
 //
 // Query embedding (the built-in embedder) happens outside the raw timing and is timed on its own,
 // so the API's figure can be read without it.
@@ -26,6 +26,7 @@ import { startService, type RunningService } from '../server/main.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { useIterativeScan } from '../server/search/retrieval/semantic.js';
+import { idf, lexemeQuery, rankWeights, tsqueryTerms } from '../server/search/retrieval/termWeights.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
@@ -530,7 +531,7 @@ interface RawEngines {
   lexicalCount(): Promise<number>;
   /** The SQL of `semantic` and `fulltext` (Postgres), for EXPLAIN. */
   semanticSql(vector: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] };
-  fulltextSql(query: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] } | null;
+  fulltextSql(query: string, filter: ChunkFilter | null, n: number): Promise<{ sql: string; bindings: unknown[] } | null>;
 }
 
 /** The one filter the suite uses (tag_set match_any one tag), as the service's filter compiler writes it. */
@@ -568,18 +569,38 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const count = async (tableName: string) => countRows(db, tableName, dataset.id);
 
   if (config.lexical.kind === 'postgres') {
-    // Matched and ranked as the service does (a plain query matches any of its words; ts_rank_cd,
-    // normalization 1), without the total count; joined to chunks only when a filter needs it.
-    const fulltextSql = (query: string, filter: ChunkFilter | null, n: number) => {
+    // Matched and ranked as the service does (server/search/retrieval/fulltext.ts): a plain query
+    // matches any of its words; its terms (querytree), how many documents hold each (one pass over
+    // those holding any), then ts_rank with the terms' idf weights (normalization 1); without the
+    // total count; joined to chunks only when a filter needs it. The dataset's size is counted once
+    // (the service counts it at most every few seconds: server/search/retrieval/datasetSize.ts).
+    let size: Promise<number> | null = null;
+    const fulltextSql = async (query: string, filter: ChunkFilter | null, n: number) => {
       const tag = tagOf(filter);
       const anyWord = !query.includes('"') && !/(^|\s)-\S/.test(query);
       const tsquery = anyWord ? `replace(websearch_to_tsquery('english', ?)::text, ' & ', ' | ')::tsquery` : `websearch_to_tsquery('english', ?)`;
+      const { rows: trees } = await db.raw<{ rows: { tree: string | null }[] }>(`select querytree(${tsquery})::text as tree`, [query]);
+      const terms = tsqueryTerms(trees[0]?.tree ?? '');
+      let rank = { sql: 'ts_rank(ld.tsv, q.q, 1)', bindings: [] as unknown[] };
+      if (terms.length) {
+        const queries = terms.map(lexemeQuery);
+        size ??= count('lexical_documents');
+        const documents = await size;
+        const { rows } = await db.raw<{ rows: { frequencies: number[] }[] }>(
+          `select array[${queries.map(() => 'count(*) filter (where ld.tsv @@ ?::tsquery)').join(', ')}]::int[] as frequencies ` +
+            `from lexical_documents ld where ld.dataset_id = ? and ld.tsv @@ ?::tsquery`,
+          [...queries, dataset.id, queries.join(' | ')],
+        );
+        const w = rankWeights(terms.map((t, i) => ({ ...t, weight: idf(documents, rows[0].frequencies[i]) })));
+        const tsv = w.labelled.reduce((sql, { label }) => `setweight(${sql}, '${label}', ?::text[])`, 'ld.tsv');
+        rank = { sql: `?::float8 * ts_rank(?::float4[], ${tsv}, q.q, 1)`, bindings: [w.scale, w.weights, ...w.labelled.map((l) => l.lexemes)] };
+      }
       return {
         sql:
-          `select ld.id, ts_rank_cd(ld.tsv, q.q, 1) as score from lexical_documents as ld cross join (select ${tsquery} as q) as q ` +
+          `select ld.id, ${rank.sql} as score from lexical_documents as ld cross join (select ${tsquery} as q) as q ` +
           (tag ? 'join chunks on chunks.id = ld.id and chunks.dataset_id = ld.dataset_id ' : '') +
           `where ld.dataset_id = ? and ld.tsv @@ q.q${tag ? ` and ${TAG_CONDITION}` : ''} order by score desc, ld.id limit ?`,
-        bindings: [query, dataset.id, ...(tag ? [[tag]] : []), n],
+        bindings: [...rank.bindings, query, dataset.id, ...(tag ? [[tag]] : []), n],
       };
     };
     return {
@@ -587,7 +608,7 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
       semanticSql,
       fulltextSql,
       fulltext: async (query, filter, n) => {
-        const { sql, bindings } = fulltextSql(query, filter, n);
+        const { sql, bindings } = await fulltextSql(query, filter, n);
         const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(sql, bindings as Knex.RawBinding[]);
         return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
       },
@@ -613,7 +634,7 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   return {
     semantic,
     semanticSql,
-    fulltextSql: () => null,
+    fulltextSql: async () => null,
     fulltext: async (query, filter, n) => {
       const tag = tagOf(filter);
       // Typesense alone when there is no filter. The collection holds no tags: with a filter, one
@@ -952,7 +973,7 @@ async function explainPlans(
         plans[`${variant.name} · ${which} query · kNN ("${q}")`] = await explain(s.sql, s.bindings, PAGE_SIZE);
       }
       if (variant.type === 'fulltext') {
-        const s = raw.fulltextSql(q, variant.filter, PAGE_SIZE);
+        const s = await raw.fulltextSql(q, variant.filter, PAGE_SIZE);
         if (s) plans[`${variant.name} · ${which} query · raw full-text ("${q}")`] = await explain(s.sql, s.bindings);
       }
       let k = 0;

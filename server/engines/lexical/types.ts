@@ -20,11 +20,18 @@ export interface LexicalSearch {
   limit: number;
 }
 
-export interface LexicalScoring {
+export interface LexicalWordsRequest {
   datasetId: string;
-  query: string;
-  /** The documents to score; the others are not looked at. */
-  ids: string[];
+  /**
+   * Words of a query, each looked up on its own, as a whole word without typos (`prefix`: as the
+   * beginning of a word), listing at most `limit` of the documents holding it.
+   */
+  words: { word: string; prefix: boolean; limit: number }[];
+}
+
+export interface LexicalWords {
+  /** Per word, in the request's order: how many documents hold it, and up to its `limit` of them. */
+  words: { found: number; ids: string[] }[];
 }
 
 export interface LexicalIndex {
@@ -39,10 +46,9 @@ export interface LexicalIndex {
   removeDataset(datasetId: string): Promise<void>;
   search(request: LexicalSearch): Promise<LexicalHit[]>;
   /**
-   * The scores `search` gives the listed documents that match the query, in no particular order.
-   * Offered by engines whose search cannot be restricted in PostgreSQL (Typesense): a search's
-   * window of best matches may leave some of the listed documents out.
+   * For each word, how many of the dataset's documents hold it and which: what idf-aware ranking
+   * asks of engines that match words PostgreSQL's full-text does not (Typesense).
    */
-  scoreAmong?(request: LexicalScoring): Promise<LexicalHit[]>;
+  words?(request: LexicalWordsRequest): Promise<LexicalWords>;
   close(): Promise<void>;
 }

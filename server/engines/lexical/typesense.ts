@@ -2,7 +2,7 @@
 // each document tagged with its dataset_id and every read or delete filtered by it.
 // Typesense ids are unique per collection, so this relies on chunk ids being globally unique uuids.
 import { Client, Errors } from 'typesense';
-import type { LexicalDocument, LexicalHit, LexicalIndex, LexicalScoring, LexicalSearch } from './types.js';
+import type { LexicalDocument, LexicalHit, LexicalIndex, LexicalSearch, LexicalWords, LexicalWordsRequest } from './types.js';
 
 interface TypesenseDocument {
   id: string;
@@ -14,8 +14,8 @@ interface TypesenseDocument {
 const MAX_PER_PAGE = 250;
 /** Ids per delete-by-filter request, so the filter stays well within URL length limits. */
 const DELETE_BATCH = 100;
-/** Ids per scoring request (`scoreAmong`), for the same reason. */
-const SCORE_BATCH = 100;
+/** Typesense refuses a multi-search of more searches than this (its `limit_multi_searches` default). */
+const MULTI_SEARCH_LIMIT = 50;
 
 /** A filter value in backticks; Typesense has no escape for a backtick inside one. */
 function quote(value: string): string {
@@ -129,26 +129,29 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     return [first, ...rest].flatMap((p) => p.hits).slice(0, limit);
   }
 
-  async scoreAmong({ datasetId, query, ids }: LexicalScoring): Promise<LexicalHit[]> {
-    if (!query.trim() || ids.length === 0) return [];
-    // Batches of ids keep the filter within URL length limits; each batch is one page.
-    const batches: string[][] = [];
-    for (let i = 0; i < ids.length; i += SCORE_BATCH) batches.push(ids.slice(i, i + SCORE_BATCH));
-    const found = await Promise.all(
-      batches.map(async (batch) => {
-        const response = await this.documents.search({
-          q: query,
-          query_by: 'text',
-          filter_by: `id:[${batch.map(quote).join(',')}] && dataset_id:=${quote(datasetId)}`,
-          include_fields: 'id',
-          per_page: batch.length,
-          // As in search: words are dropped until every listed document may match.
-          drop_tokens_threshold: batch.length,
-        });
-        return (response.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 }));
-      }),
-    );
-    return found.flat();
+  async words({ datasetId, words }: LexicalWordsRequest): Promise<LexicalWords> {
+    if (words.length === 0) return { words: [] };
+    // One search per word, as few multi-searches as the limit allows, sent at once. Each word is
+    // matched alone, exactly: no typo, no word dropped; the parameters go in every search, since
+    // 0.24 lets common parameters override a search's own.
+    const filter = `dataset_id:=${quote(datasetId)}`;
+    const exact = { query_by: 'text', filter_by: filter, include_fields: 'id', highlight_fields: 'none', num_typos: 0, drop_tokens_threshold: 0, typo_tokens_threshold: 0 };
+    const searches = words.map(({ word, prefix, limit }) => ({ ...exact, q: word, prefix, per_page: Math.min(limit, MAX_PER_PAGE) }));
+    const batches: (typeof searches)[] = [];
+    for (let i = 0; i < searches.length; i += MULTI_SEARCH_LIMIT) batches.push(searches.slice(i, i + MULTI_SEARCH_LIMIT));
+    const results = (
+      await Promise.all(
+        batches.map(async (batch) => {
+          const response = await this.client.multiSearch.perform<TypesenseDocument[]>({ searches: batch.map((b) => ({ collection: this.options.collection, ...b })) });
+          return response.results.map((r) => {
+            // A failed search answers in place with a code and a message, not by throwing.
+            if ('error' in r && r.error) throw new Error(`Typesense multi-search: ${String(r.error)}`);
+            return { found: r.found ?? 0, ids: (r.hits ?? []).map((hit) => hit.document.id) };
+          });
+        }),
+      )
+    ).flat();
+    return { words: results };
   }
 
   /** The client holds no connection that needs closing. */

@@ -4,10 +4,8 @@
 // query finds. How each engine weighs the terms:
 //
 //   bm25      each boosted term's part of the sum is multiplied by the factor (per-term weights)
-//   fulltext  Postgres: ts_rank_cd(query) + (factor − 1) · ts_rank_cd(boosted terms);
-//             Typesense: text_match(query) + (factor − 1) · text_match(boosted words), the second
-//             scored among the first's candidates. Both add the boosted terms' own rank once more
-//             per extra unit of factor, on the engine's own scale.
+//   fulltext  each boosted term's idf weight is multiplied by the factor: in ts_rank's term weights
+//             (Postgres) or in the BM25 that ranks Typesense's candidates (retrieval/fulltext.ts)
 //   hybrid    its keyword list (BM25 or full-text) as above; the fused ranks follow.
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
@@ -41,9 +39,4 @@ export async function termBoost(db: Knex, query: string, boost: T.FullTextBoost 
   );
   if (rows.length === 0) return undefined;
   return { lexemes: [...new Set(rows.map((r) => r.lexeme))].sort(), words: [...new Set(rows.map((r) => r.word))].sort(), factor: boost.boost_factor };
-}
-
-/** A tsquery (text form) matching any of the lexemes. */
-export function anyLexeme(lexemes: string[]): string {
-  return lexemes.map((l) => `'${l.replace(/'/g, "''")}'`).join(' | ');
 }

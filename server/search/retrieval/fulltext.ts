@@ -1,19 +1,26 @@
-// Full-text retrieval: the lexical engine finds and ranks the chunks that match the query's words,
-// PostgreSQL applies the filter (the same filter compiler for every engine).
+// Full-text retrieval: the lexical engine finds the chunks that match the query's words, ranked by
+// how well they match, weighing each query term by its rarity in the dataset (idf), so that a chunk
+// holding a query's rare word outranks one holding only its common words. PostgreSQL applies the
+// filter (the same filter compiler for every engine).
 //
 // - Postgres full-text: one statement over `lexical_documents`, joined to `chunks` when there is a
-//   filter, so paging and `total` (counted only when asked) are exact whatever the filter. The query goes through websearch_to_tsquery unchanged ("quoted
-//   phrases", `or`, -negation) and is ranked as server/engines/lexical/postgres.ts ranks it.
-// - Typesense: a window of the engine's best candidates is filtered in PostgreSQL, keeping the
-//   engine's order. Chunks past the window are not seen, so `total` counts the candidates that pass
-//   the filter: exact while the query matches fewer chunks than the window, capped at the window
-//   otherwise (see `typesenseWindow`).
+//   filter, so paging and `total` (counted only when asked) are exact whatever the filter. The query
+//   goes through websearch_to_tsquery ("quoted phrases", `or`, -negation; a plain query matches any
+//   of its words). Ranking: ts_rank (normalization 1: divided by 1 + log of the length) with each
+//   term weighted by its idf over the dataset, counted just before (termWeights.ts); ts_rank
+//   saturates a term's repeats, as BM25 does.
+// - Typesense: its window of best matches and the chunks of the query's rarer words, ranked by BM25
+//   over their stored terms and filtered in PostgreSQL (typesenseRanking.ts). Chunks that are neither
+//   are not seen, so `total` counts the candidates that pass the filter: exact while the query
+//   matches fewer chunks than the window, capped otherwise (see `typesenseWindow`).
 import type { Knex } from 'knex';
 import type { Services } from '../../services.js';
 import { applyChunkFilter } from '../filters.js';
-import { anyLexeme } from '../query/boost.js';
 import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+import { datasetSizes } from './datasetSize.js';
+import { idf, lexemeQuery, rankWeights, tsqueryTerms } from './termWeights.js';
+import { rankedTypesenseCandidates } from './typesenseRanking.js';
 
 /** The most candidates asked of Typesense for one search. */
 export const MAX_CANDIDATES = 1000;
@@ -21,7 +28,6 @@ export const MAX_CANDIDATES = 1000;
 const CANDIDATE_FACTOR = 4;
 /** Typesense's page size: fewer candidates would not save a request. */
 const MIN_CANDIDATES = 250;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The final lexeme of a tsquery's text form, e.g. `'polici'` in `'refund' & 'polici'`. */
 const LAST_LEXEME = "'([^']|'')*'$";
 
@@ -55,9 +61,9 @@ function tsquery(query: string, prefix: boolean): { sql: string; bindings: strin
 }
 
 /**
- * A plain query (no "quoted phrase", no -word) matches chunks holding any of its words, ranked by how
- * densely they hold them, as search engines do for natural-language queries; quotes and minus signs
- * ask for strict matching, which websearch_to_tsquery gives.
+ * A plain query (no "quoted phrase", no -word) matches chunks holding any of its words, as search
+ * engines do for natural-language queries, the rarer words weighing more; quotes and minus signs ask
+ * for strict matching, which websearch_to_tsquery gives.
  */
 function anyWord(query: string): boolean {
   return !query.includes('"') && !/(^|\s)-\S/.test(query);
@@ -68,23 +74,59 @@ function filters(filter: RetrievalRequest['filter']): boolean {
   return !!filter && [filter.must, filter.should, filter.must_not].some((conditions) => (conditions?.length ?? 0) > 0);
 }
 
+/** The rank of a match, as SQL over `ld.tsv` and `q.q`, with its bindings. */
+interface Rank {
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/**
+ * The idf-weighted rank: the query's terms (what it does not negate), how many of the dataset's
+ * documents hold each, then ts_rank with their weights (termWeights.ts). The counts take one pass
+ * over the documents holding any of the terms (the matches of a plain query), whatever the query's
+ * operators, and the dataset's size (datasetSize.ts); those statements are marked `idf`, as they
+ * count whether or not the matches are counted.
+ */
+async function postgresRank(db: Knex, request: RetrievalRequest): Promise<Rank> {
+  const plain: Rank = { sql: 'ts_rank(ld.tsv, q.q, 1)', bindings: [] };
+  const q = tsquery(request.query, request.prefix ?? false);
+  const { rows: trees } = await db.raw<{ rows: { tree: string | null }[] }>(`select querytree(${q.sql})::text as tree`, q.bindings);
+  const terms = tsqueryTerms(trees[0]?.tree ?? '');
+  if (terms.length === 0) return plain;
+  const queries = terms.map(lexemeQuery);
+  const datasetId = request.dataset.id;
+  const documents = await datasetSizes.get(`lexical_documents/${datasetId}`, async () => {
+    const { rows } = await db.raw<{ rows: { count: number }[] }>('select /* idf */ count(*)::int as count from lexical_documents where dataset_id = ?', [datasetId]);
+    return rows[0].count;
+  });
+  const { rows } = await db.raw<{ rows: { frequencies: number[] }[] }>(
+    `select /* idf */ array[${queries.map(() => 'count(*) filter (where ld.tsv @@ ?::tsquery)').join(', ')}]::int[] as frequencies
+     from lexical_documents ld where ld.dataset_id = ? and ld.tsv @@ ?::tsquery`,
+    [...queries, datasetId, queries.join(' | ')],
+  );
+  const { frequencies } = rows[0];
+  const boost = request.termBoost;
+  const weighted = terms.map((term, i) => ({ ...term, weight: idf(documents, frequencies[i]) * (boost?.lexemes.includes(term.lexeme) ? boost.factor : 1) }));
+  const { weights, scale, labelled } = rankWeights(weighted);
+  // The stored positions all carry label D: each other class's lexemes are relabelled.
+  let tsv = 'ld.tsv';
+  for (const { label } of labelled) tsv = `setweight(${tsv}, '${label}', ?::text[])`;
+  return { sql: `?::float8 * ts_rank(?::float4[], ${tsv}, q.q, 1)`, bindings: [scale, weights, ...labelled.map((l) => l.lexemes)] };
+}
+
 /**
  * The dataset's documents matching the query, with their rank, above the threshold and, when there
  * is a filter, joined to their chunks and filtered: what both the page and the count read.
  */
-function postgresMatches(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
+function postgresMatches(db: Knex, request: RetrievalRequest, rank: Rank | null): Knex.QueryBuilder {
   const q = tsquery(request.query, request.prefix ?? false);
-  // Cover density, normalized by 1 + log(length): the ranking of PostgresLexicalIndex.search; a
-  // fulltext boost adds the boosted terms' own rank (factor − 1) times (search/query/boost.ts).
-  const boost = request.termBoost;
-  const rank = boost ? 'ts_rank_cd(ld.tsv, q.q, 1) + ?::float8 * ts_rank_cd(ld.tsv, ?::tsquery, 1)' : 'ts_rank_cd(ld.tsv, q.q, 1)';
-  const rankBindings = boost ? [boost.factor - 1, anyLexeme(boost.lexemes)] : [];
   const builder = db
     .from(db.raw(`lexical_documents as ld cross join (select ${q.sql} as q) as q`, q.bindings))
     .where('ld.dataset_id', request.dataset.id)
     .whereRaw('ld.tsv @@ q.q')
-    .select('ld.id', db.raw(`${rank} as score`, rankBindings));
-  if (request.scoreThreshold != null) builder.whereRaw(`${rank} >= ?`, [...rankBindings, request.scoreThreshold]);
+    .select('ld.id');
+  if (rank) builder.select(db.raw(`${rank.sql} as score`, rank.bindings));
+  if (rank && request.scoreThreshold != null) builder.whereRaw(`${rank.sql} >= ?`, [...rank.bindings, request.scoreThreshold]);
   if (!filters(request.filter) && !hasTermConditions(request.conditions)) return builder;
   builder.join('chunks', (on) => on.on('chunks.id', 'ld.id').andOn('chunks.dataset_id', 'ld.dataset_id'));
   return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
@@ -92,14 +134,15 @@ function postgresMatches(db: Knex, request: RetrievalRequest): Knex.QueryBuilder
 
 async function postgresSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
   const db = services.store.db;
+  const rank = await postgresRank(db, request);
   if (!request.countTotal) {
-    const page: { id: string; score: number }[] = await postgresMatches(db, request).orderBy([{ column: 'score', order: 'desc' }, 'ld.id']).limit(request.limit).offset(request.offset);
+    const page: { id: string; score: number }[] = await postgresMatches(db, request, rank).orderBy([{ column: 'score', order: 'desc' }, 'ld.id']).limit(request.limit).offset(request.offset);
     return { hits: page.map((r) => ({ id: r.id, score: Number(r.score) })), total: null };
   }
   // One statement: the count and the page of the same matches. The left join keeps the count's
   // row when the page is empty (an offset past the end).
   const rows: { total: number; id: string | null; score: number | null }[] = await db
-    .with('matches', postgresMatches(db, request))
+    .with('matches', postgresMatches(db, request, rank))
     .select('totals.total', 'page.id', 'page.score')
     .from(db.raw('(select count(*)::int as total from matches) as totals'))
     .joinRaw('left join (select id, score from matches order by score desc, id limit ? offset ?) as page on true', [request.limit, request.offset])
@@ -110,43 +153,25 @@ async function postgresSearch(services: Services, request: RetrievalRequest): Pr
 
 async function postgresCount(services: Services, request: RetrievalRequest): Promise<number> {
   const db = services.store.db;
-  const [row] = await db.from(postgresMatches(db, request).as('matches')).count<{ count: string | number }[]>('* as count');
+  // Only a threshold needs the rank.
+  const rank = request.scoreThreshold != null ? await postgresRank(db, request) : null;
+  const [row] = await db.from(postgresMatches(db, request, rank).as('matches')).count<{ count: string | number }[]>('* as count');
   return Number(row.count);
 }
 
 /**
- * Typesense's candidates for hits up to `wanted`, best first, that pass the threshold and the filter
- * (and still exist as chunks). Typesense matches the last query word as a prefix by default, so
- * `prefix` needs nothing more (and a search without it matches prefixes too).
+ * Typesense's candidates for hits up to `wanted`, ranked, that pass the threshold and the filter.
+ * Typesense matches the last query word as a prefix by default, so `prefix` only tells the ranking
+ * to count the last word as one.
  */
-async function typesenseCandidates(services: Services, request: RetrievalRequest, wanted: number): Promise<Hit[]> {
+function typesenseCandidates(services: Services, request: RetrievalRequest, wanted: number): Promise<Hit[]> {
   const filtered = filters(request.filter) || hasTermConditions(request.conditions);
-  const found = await withTermBoost(services, request, await services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: typesenseWindow(wanted, filtered) }));
-  const threshold = request.scoreThreshold;
-  const candidates = found.filter((h) => UUID.test(h.id) && (threshold == null || h.score >= threshold));
-  if (candidates.length === 0) return [];
-  if (!filtered) return candidates.sort(byScoreThenId);
-  const db = services.store.db;
-  const query = db('chunks').where('chunks.dataset_id', request.dataset.id).whereRaw('chunks.id = any(?::uuid[])', [candidates.map((h) => h.id)]);
-  const kept = new Set<string>(await applyTermConditions(applyChunkFilter(query, request.filter, 'chunks', 'filters'), request.conditions).pluck('chunks.id'));
-  return candidates.filter((h) => kept.has(h.id)).sort(byScoreThenId);
+  return rankedTypesenseCandidates(services, request, {
+    window: typesenseWindow(wanted, filtered),
+    lastIsPrefix: !!request.prefix && endsInPrefix(request.query),
+    anyWord: anyWord(request.query),
+  });
 }
-
-/**
- * Typesense's hits rescored for a fulltext boost: text_match(query) + (factor − 1) · text_match of the
- * boosted words, scored among the same hits (search/query/boost.ts).
- */
-async function withTermBoost(services: Services, request: RetrievalRequest, hits: Hit[]): Promise<Hit[]> {
-  const boost = request.termBoost;
-  const candidates = hits.filter((h) => UUID.test(h.id));
-  if (!boost || !services.lexical.scoreAmong || candidates.length === 0) return candidates;
-  const scored = await services.lexical.scoreAmong({ datasetId: request.dataset.id, query: boost.words.join(' '), ids: candidates.map((h) => h.id) });
-  const boosted = new Map(scored.map((h) => [h.id, h.score]));
-  return candidates.map((h) => ({ id: h.id, score: h.score + (boost.factor - 1) * (boosted.get(h.id) ?? 0) }));
-}
-
-/** The engine's order; equal scores by id, so pages do not depend on the engine's tie order. */
-const byScoreThenId = (a: Hit, b: Hit) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** A page of full-text hits and the number of matches (see the header for Typesense's). */
 export async function fulltextSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {

@@ -8,7 +8,7 @@
 //
 // Scores are higher-is-better within a type: semantic turns the metric's distance into a similarity
 // (cosine 1 − d, dot the inner product, euclidean and manhattan 1 / (1 + d)); fulltext gives the
-// engine's rank (ts_rank_cd, or Typesense's text_match); hybrid the fused reciprocal-rank score.
+// idf-weighted rank of its matches (retrieval/fulltext.ts); hybrid the fused reciprocal-rank score.
 // `scoreThreshold` applies to those scores. Ties are ordered by id.
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import { badRequest } from '../../errors.js';
