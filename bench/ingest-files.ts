@@ -7,7 +7,6 @@
 // Every run is checked: the event's chunk count matches the chunks stored in the file's group.
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
@@ -18,6 +17,7 @@ import { innerText } from '../server/domain/chunks/content.js';
 import { startService, type RunningService } from '../server/main.js';
 import { generateCorpus } from './corpus.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
+import { postMultipart } from './multipart.js';
 import { fmt, RssSampler, table } from './report.js';
 
 const MIB = 1024 ** 2;
@@ -87,7 +87,12 @@ async function measure(service: RunningService, client: Client, datasetId: strin
   const bytes = (await stat(file)).size;
   const rss = new RssSampler().start();
   const t0 = performance.now();
-  const fileId = await multipartUpload(service.url, datasetId, file, corpus === 'pdf' ? 'corpus.pdf' : 'corpus.txt');
+  const fileId = await postMultipart(service.url, datasetId, {
+    fileName: corpus === 'pdf' ? 'corpus.pdf' : 'corpus.txt',
+    contentType: 'application/octet-stream',
+    size: (await stat(file)).size,
+    body: createReadStream(file),
+  });
   const uploaded = performance.now();
   const event = await completion(client, datasetId, fileId, log);
   const done = performance.now();
@@ -151,41 +156,6 @@ function describeError(error: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = error; e instanceof Error; e = e.cause) parts.push(`${e.message}${(e as NodeJS.ErrnoException).code ? ` (${(e as NodeJS.ErrnoException).code})` : ''}`);
   return parts.join(': ');
-}
-
-/** POST /api/file as multipart/form-data, the file streamed from disk with back-pressure. */
-function multipartUpload(url: string, datasetId: string, file: string, fileName: string): Promise<string> {
-  const boundary = '----bench-files-ingest-boundary';
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  return new Promise((resolve, reject) => {
-    stat(file).then(({ size }) => {
-      const request = http.request(`${url}/api/file`, {
-        method: 'POST',
-        headers: {
-          authorization: ADMIN_KEY,
-          'SVC-Dataset': datasetId,
-          'content-type': `multipart/form-data; boundary=${boundary}`,
-          'content-length': String(head.length + size + tail.length),
-        },
-      });
-      request.on('error', reject);
-      request.on('response', (response) => {
-        const parts: Buffer[] = [];
-        response.on('data', (d: Buffer) => parts.push(d));
-        response.on('end', () => {
-          const body = Buffer.concat(parts).toString();
-          if (response.statusCode !== 200) return reject(new Error(`upload answered ${response.statusCode}: ${body}`));
-          resolve(JSON.parse(body).file_metadata.id);
-        });
-      });
-      request.write(head);
-      const source = createReadStream(file);
-      source.on('error', reject);
-      source.on('end', () => request.end(tail));
-      source.pipe(request, { end: false });
-    }, reject);
-  });
 }
 
 /** Paragraphs of the synthetic help-centre prose (bench/corpus.ts), as plain text, `bytes` long. */

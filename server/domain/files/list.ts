@@ -1,7 +1,6 @@
 // Files of a dataset: scrolled by id with their chunk groups (spec operation 7), or paged newest first.
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
-import { timestamp } from '../../format.js';
 import { groupRecord, type GroupRow } from '../groups.js';
 import { fileRecord, UNLISTED_STATUSES, type FileRow } from './records.js';
 
@@ -26,17 +25,10 @@ export async function scrollFiles(
     ? await db<GroupRow>('chunk_groups').where({ dataset_id: datasetId }).whereIn('file_id', rows.map((r) => r.id)).orderBy('created_at')
     : [];
   return {
+    // The spec's scroll record shows the tags as the stored comma-separated text.
     file_with_chunk_groups: rows.map((row) => ({
-      id: row.id,
-      dataset_id: row.dataset_id,
-      file_name: row.file_name,
-      size: Number(row.size),
-      link: row.link,
-      metadata: row.metadata,
+      ...fileRecord(row),
       tag_set: row.tag_set,
-      time_stamp: row.time_stamp,
-      created_at: timestamp(row.created_at),
-      updated_at: timestamp(row.updated_at),
       chunk_groups: groups.filter((g) => g.file_id === row.id).map(groupRecord),
     })),
     next_cursor: next?.id ?? null,
