@@ -30,6 +30,11 @@ const FIELDS: Record<string, FieldKind> = {
 };
 const FILTERABLE = `${Object.keys(FIELDS).join(', ')} or metadata.<key>`;
 
+/** Whether the filter has any condition at all (an empty or absent filter passes every chunk). */
+export function hasConditions(filter: T.ChunkFilter | null | undefined): boolean {
+  return !!filter && [filter.must, filter.should, filter.must_not].some((conditions) => (conditions?.length ?? 0) > 0);
+}
+
 /**
  * Adds the filter's conditions to a query over `chunks` aliased `alias` (default 'chunks'). Throws
  * HttpError 400 naming the condition (under `path`, e.g. `filters` for search requests) for an

@@ -15,7 +15,7 @@
 //   matches fewer chunks than the window, capped otherwise (see `typesenseWindow`).
 import type { Knex } from 'knex';
 import type { Services } from '../../services.js';
-import { applyChunkFilter } from '../filters.js';
+import { applyChunkFilter, hasConditions } from '../filters.js';
 import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetSizes } from './datasetSize.js';
@@ -69,9 +69,9 @@ function anyWord(query: string): boolean {
   return !query.includes('"') && !/(^|\s)-\S/.test(query);
 }
 
-/** Whether the filter has any condition (only then do the matches need their chunk rows). */
-function filters(filter: RetrievalRequest['filter']): boolean {
-  return !!filter && [filter.must, filter.should, filter.must_not].some((conditions) => (conditions?.length ?? 0) > 0);
+/** Whether chunk rows must be read to narrow the matches (a filter, quoted or negated terms). */
+function narrowed(request: RetrievalRequest): boolean {
+  return hasConditions(request.filter) || hasTermConditions(request.conditions);
 }
 
 /** The rank of a match, as SQL over `ld.tsv` and `q.q`, with its bindings. */
@@ -127,7 +127,7 @@ function postgresMatches(db: Knex, request: RetrievalRequest, rank: Rank | null)
     .select('ld.id');
   if (rank) builder.select(db.raw(`${rank.sql} as score`, rank.bindings));
   if (rank && request.scoreThreshold != null) builder.whereRaw(`${rank.sql} >= ?`, [...rank.bindings, request.scoreThreshold]);
-  if (!filters(request.filter) && !hasTermConditions(request.conditions)) return builder;
+  if (!narrowed(request)) return builder;
   builder.join('chunks', (on) => on.on('chunks.id', 'ld.id').andOn('chunks.dataset_id', 'ld.dataset_id'));
   return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
 }
@@ -165,7 +165,7 @@ async function postgresCount(services: Services, request: RetrievalRequest): Pro
  * to count the last word as one.
  */
 function typesenseCandidates(services: Services, request: RetrievalRequest, wanted: number): Promise<Hit[]> {
-  const filtered = filters(request.filter) || hasTermConditions(request.conditions);
+  const filtered = narrowed(request);
   return rankedTypesenseCandidates(services, request, {
     window: typesenseWindow(wanted, filtered),
     lastIsPrefix: !!request.prefix && endsInPrefix(request.query),

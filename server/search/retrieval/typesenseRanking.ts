@@ -23,8 +23,8 @@
 // first, so `total` counts the candidates (see fulltext.ts).
 import type { Knex } from 'knex';
 import type { Services } from '../../services.js';
-import { applyChunkFilter } from '../filters.js';
-import { applyTermConditions } from '../query/conditions.js';
+import { applyChunkFilter, hasConditions } from '../filters.js';
+import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import { surfaceWords } from '../query/words.js';
 import type { Hit, RetrievalRequest } from '../types.js';
 import { datasetSizes } from './datasetSize.js';
@@ -215,7 +215,5 @@ async function occurrences(db: Knex, request: RetrievalRequest, candidates: Cand
 }
 
 function hasFilter(request: RetrievalRequest): boolean {
-  const f = request.filter;
-  const conditions = request.conditions;
-  return (!!f && [f.must, f.should, f.must_not].some((c) => (c?.length ?? 0) > 0)) || (!!conditions && (conditions.required != null || conditions.excluded != null));
+  return hasConditions(request.filter) || hasTermConditions(request.conditions);
 }
