@@ -2,17 +2,23 @@
 // file in the root's `.tmp` directory (same file system), fsyncs it and renames it into place, so a
 // reader or a crash never sees a partial object under its final name; any failure removes the
 // temporary file. Keys cannot start with a dot, so `.tmp` is never an object's path.
+// A temporary file is named after its writer (host and process id), so that opening the storage can
+// remove what a killed process left without touching the puts of other live processes (several
+// services may share DATA_DIR, as they share the database).
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { assertValidKey, ObjectNotFoundError, ObjectTooLargeError, type FileStorage, type StoredObject } from './types.js';
 
 const TEMP_DIR = '.tmp';
-/** Temporary files older than this were left by a crash (a put under way is never this old) and go at open. */
+/** Temporary files of other hosts (or unnamed) older than this were left by a crash (a put under way is never this old) and go at open. */
 const STALE_TEMP_MS = 24 * 3600 * 1000;
+/** This host, as a file name segment (no `.`: names are `<host>.<pid>.<random>`). */
+const HOST = os.hostname().replace(/[^A-Za-z0-9_-]/g, '_') || 'host';
 
 export async function openDiskStorage(root: string): Promise<FileStorage> {
   await mkdir(path.join(root, TEMP_DIR), { recursive: true });
@@ -28,7 +34,7 @@ class DiskStorage implements FileStorage {
   async put(key: string, body: Readable, opts: { maxBytes: number }): Promise<StoredObject> {
     const target = this.pathOf(key);
     await mkdir(path.dirname(target), { recursive: true });
-    const temp = path.join(this.root, TEMP_DIR, randomBytes(12).toString('hex'));
+    const temp = path.join(this.root, TEMP_DIR, `${HOST}.${process.pid}.${randomBytes(12).toString('hex')}`);
     const hash = createHash('sha256');
     let bytes = 0;
     const meter = new Transform({
@@ -78,10 +84,28 @@ class DiskStorage implements FileStorage {
   }
 }
 
+/**
+ * Removes the temporary files no live put can own: this host's whose process is gone, or is this
+ * one (opening happens before any put), and any file older than a day (other hosts cannot be asked).
+ */
 async function removeStaleTemporaries(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
     const full = path.join(dir, name);
-    const { mtimeMs } = await stat(full).catch(() => ({ mtimeMs: Date.now() }));
-    if (Date.now() - mtimeMs > STALE_TEMP_MS) await rm(full, { force: true });
+    const [host, pid] = name.split('.');
+    const orphaned = host === HOST && /^\d+$/.test(pid ?? '') && (Number(pid) === process.pid || !processAlive(Number(pid)));
+    if (!orphaned) {
+      const { mtimeMs } = await stat(full).catch(() => ({ mtimeMs: Date.now() }));
+      if (Date.now() - mtimeMs <= STALE_TEMP_MS) continue;
+    }
+    await rm(full, { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0); // signal 0: only asks whether the process exists
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by another user
   }
 }
