@@ -10,6 +10,7 @@ import { pinoHttp } from 'pino-http';
 import { grantAccess, type Access } from './auth/access.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
+import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
 import type { Services } from './services.js';
@@ -36,22 +37,12 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
     // Multipart uploads are streamed by http/multipart.ts; the validator's own reader buffers files in memory.
     fileUploader: false,
     validateResponses: false,
-    validateSecurity: {
-      handlers: {
-        ApiKey: async (req) => {
-          const operationId = openapiOf(req as Request)!.schema.operationId;
-          accessOf(req as Request).value = await grantAccess(services, operations[operationId] as OperationFacts, {
-            authorization: req.get('authorization'),
-            datasetHeader: req.get('svc-dataset'),
-            organizationHeader: req.get('svc-organization'),
-          });
-          return true;
-        },
-      },
-    },
+    // Access is checked by our own step below, so its failures keep their status (the
+    // validator's security step turns any error without a 4xx status into 401).
+    validateSecurity: false,
   });
-  // A multipart upload's option fields are read after the access checks and before validation.
-  app.use(beforeRequestValidation(validator, receiveMultipartForm(services)));
+  // Who calls and what they may do is settled before the body is read or validated.
+  app.use(beforeRequestValidation(validator, [authorize(services), receiveMultipartForm(services)]));
   app.use(storeMultipartUpload(services, (req) => accessOf(req).value?.dataset));
 
   // The validator has matched the request to exactly one operation; dispatch on it rather than route twice.
@@ -62,11 +53,28 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   return app;
 }
 
-/** The validator's steps with `step` inserted just before its request validation. */
-function beforeRequestValidation(validator: RequestHandler[], step: RequestHandler): RequestHandler[] {
+/** The validator's steps with `steps` inserted just before its request validation. */
+function beforeRequestValidation(validator: RequestHandler[], steps: RequestHandler[]): RequestHandler[] {
   const at = validator.findIndex((m) => m.name === 'requestMiddleware');
   if (at < 0) throw new Error('express-openapi-validator: its request validation step was not found');
-  return [...validator.slice(0, at), step, ...validator.slice(at)];
+  return [...validator.slice(0, at), ...steps, ...validator.slice(at)];
+}
+
+/** The access rules of the matched operation (auth/access.ts); operations without a key pass. */
+function authorize(services: Services): RequestHandler {
+  return (req, _res, next) => {
+    const openapi = openapiOf(req);
+    const facts = openapi && (operations[openapi.schema.operationId] as OperationFacts);
+    if (!facts || facts.role === null) return next();
+    grantAccess(services, facts, {
+      authorization: req.get('authorization'),
+      datasetHeader: req.get('svc-dataset'),
+      organizationHeader: req.get('svc-organization'),
+    }).then((access) => {
+      accessOf(req).value = access;
+      next();
+    }, next);
+  };
 }
 
 type AnyHandler = (ctx: Record<string, unknown>) => Promise<{ status: number; body?: unknown }>;
@@ -137,6 +145,8 @@ const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
 
 function describe(error: unknown, req: Request): { status: number; message: string } {
   if (error instanceof HttpError) return { status: error.status, message: error.message };
+  const database = databaseFailure(error);
+  if (database) return database;
   const e = error as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
   if (e?.type === 'entity.parse.failed') return { status: 400, message: `the request body is not valid JSON: ${e.message}` };
   if (e?.type === 'entity.too.large') {
