@@ -13,6 +13,19 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/**
+ * Connection timeouts. Node's default keep-alive of 5 s races clients that reuse a socket idle for
+ * about that long (the server closes it as their request arrives: a reset), so the server keeps idle
+ * sockets longer than common client and proxy idle times (60 s) and lets the client close first;
+ * it announces the figure in `Keep-Alive: timeout=75`. The whole request (a 1 GB upload included)
+ * must arrive within 15 minutes.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 75_000;
+const HEADERS_TIMEOUT_MS = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+const REQUEST_TIMEOUT_MS = 15 * 60_000;
+/** How long stop() lets requests in flight finish before it cuts their connections. */
+const STOP_GRACE_MS = 10_000;
+
 /** The port could not be listened on (in use, or not allowed); the message names it. */
 export class ListenError extends Error {
   constructor(message: string, readonly code: string | undefined) {
@@ -24,7 +37,7 @@ export class ListenError extends Error {
 /** Listens, then opens the engines; used by `npm start`, the tests and the benchmark. */
 export async function startService(config: Config): Promise<RunningService> {
   const logger = createLogger(config.logLevel);
-  const server = createServer();
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS });
   // The port comes first: an instance that cannot serve stops before it opens the database (PGlite
   // must never be opened twice) or resumes any job. Until the engines are open, requests get 503.
   const starting = (_req: IncomingMessage, res: ServerResponse) => {
@@ -39,8 +52,19 @@ export async function startService(config: Config): Promise<RunningService> {
     await new Promise((resolve) => server.close(resolve));
     throw error;
   }
+  let stopping = false;
+  const inFlight = new Set<ServerResponse>();
+  const app = createApp(services, handlers, logger);
   server.off('request', starting);
-  server.on('request', createApp(services, handlers, logger));
+  server.on('request', (req, res) => {
+    // Once stopping, each answer closes its connection, so no client sends on a socket about to close.
+    if (stopping) res.shouldKeepAlive = false;
+    else {
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    }
+    app(req, res);
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
@@ -50,10 +74,9 @@ export async function startService(config: Config): Promise<RunningService> {
     url: `http://${host}:${port}`,
     services,
     stop: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Idle keep-alive connections would hold close() open; requests in flight still finish.
-      server.closeIdleConnections();
-      await closed;
+      stopping = true;
+      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+      await closeServer(server);
       await services.close();
     },
   };
@@ -76,6 +99,23 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     server.once('listening', listening);
     server.listen(port, host);
   });
+}
+
+/**
+ * Stops listening and lets requests in flight finish: idle keep-alive connections close now, the
+ * others as soon as their answer is sent (no later than STOP_GRACE_MS, when the rest are cut).
+ */
+async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => server.closeAllConnections(), STOP_GRACE_MS);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
 }
 
 async function main(): Promise<void> {
