@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { VECTOR_ROUND_TRIP_ANSWER, VECTOR_ROUND_TRIP_SQL } from '../../server/store/vectors.js';
 import { pgInstallDir } from './install.js';
 import { type Engine, type Log, logTail, spawnEngine, stopEngine, waitReady } from './proc.js';
 
@@ -97,6 +98,22 @@ async function query<T extends pg.QueryResultRow>(port: number, database: string
   }
 }
 
+/**
+ * The service's own vector round trip (server/store/vectors.ts), run once at start: a pgvector that
+ * cannot run on this CPU is reported here by name, not as the service's first failed chunk.
+ */
+async function checkPgvector(port: number, logFile: string): Promise<void> {
+  try {
+    await query(port, PG_DATABASE, 'create extension if not exists vector');
+    const results = (await query(port, PG_DATABASE, VECTOR_ROUND_TRIP_SQL)) as unknown as pg.QueryResult[];
+    const row = results.map((r) => r.rows?.[0]).find((r) => r && 'nearest' in r);
+    if (row?.nearest !== VECTOR_ROUND_TRIP_ANSWER.nearest) throw new Error(`the nearest vector came back as ${JSON.stringify(row)}`);
+  } catch (err) {
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new Error(`postgres: pgvector failed a vector round trip (${cause}); the installed vector extension cannot run here. Log ${logFile}:\n${logTail(logFile)}`);
+  }
+}
+
 export interface RunningPostgres {
   url: string;
   engine: Engine;
@@ -123,6 +140,7 @@ export async function startPostgres(opts: { dataDir: string; port: number; log: 
     const exists = await query(port, 'postgres', `select 1 from pg_database where datname = '${PG_DATABASE}'`);
     if (exists.rowCount === 0) await query(port, 'postgres', `create database ${PG_DATABASE}`);
     await waitReady(engine, async () => (await query(port, PG_DATABASE, 'select 1 as ok')).rows[0]?.ok === 1);
+    await checkPgvector(port, logFile);
   } catch (err) {
     await stop();
     throw err;

@@ -5,6 +5,7 @@ export const health_check: HealthCheckHandler = async ({ services }) => {
   const { store, lexical, workflows } = services;
   const probes = [
     { name: `the database (${store.kind})`, ping: () => store.ping() },
+    { name: `pgvector in the database (${store.kind})`, ping: () => store.checkVectors() },
     { name: `the lexical index (${lexical.kind})`, ping: () => lexical.ping() },
     { name: `the workflow engine (${workflows.kind})`, ping: () => workflows.ping() },
   ];

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { migrationSource } from './migrations/index.js';
-import { hnswSessionSql } from './vectors.js';
+import { checkVectorRoundTrip, hnswSessionSql } from './vectors.js';
 
 // A zone-less `timestamp` is a wall-clock value (chunk time stamps): keep its text instead of letting
 // the driver read it in the process's local time zone.
@@ -16,6 +16,8 @@ export interface Store {
   db: Knex;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
+  /** Throws VectorEngineError when pgvector cannot write and search vectors. */
+  checkVectors(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function openStore(config: Config['store']): Promise<Store> {
   const { db, closeEngine } = config.kind === 'pglite' ? await openPglite(config.dir) : openPostgres(config.url);
   try {
     await db.migrate.latest({ migrationSource });
+    await checkVectorRoundTrip(db);
   } catch (error) {
     await db.destroy();
     await closeEngine();
@@ -34,6 +37,7 @@ export async function openStore(config: Config['store']): Promise<Store> {
     ping: async () => {
       await db.raw('select 1');
     },
+    checkVectors: () => checkVectorRoundTrip(db),
     close: async () => {
       await db.destroy();
       await closeEngine();

@@ -98,3 +98,47 @@ export async function writeVectors(db: Knex, datasetId: string, vectors: { chunk
 export function vectorLiteral(vector: number[]): string {
   return `[${vector.map((v) => +v.toPrecision(8)).join(',')}]`;
 }
+
+/**
+ * A write and a nearest-neighbour read of three vectors through an HNSW index, in a transaction of
+ * its own (the table goes at commit): what chunk writes and searches ask of pgvector. A vector
+ * extension that cannot run on this CPU (e.g. built with AVX-512 for its build machine) fails here,
+ * by name, rather than on a user's first chunk. `create extension vector` must have run.
+ */
+export const VECTOR_ROUND_TRIP_SQL = `begin;
+create temporary table vector_round_trip (v vector(3)) on commit drop;
+create index on vector_round_trip using hnsw (v vector_cosine_ops);
+insert into vector_round_trip values (array[1, 0, 0]::real[]::vector), ('[0,1,0]'), ('[0.1,1,0]');
+select v::text as nearest, vector_norm(v) as norm from vector_round_trip order by v <=> '[0,1,0.05]' limit 1;
+commit;`;
+
+/** What VECTOR_ROUND_TRIP_SQL's select answers when pgvector works. */
+export const VECTOR_ROUND_TRIP_ANSWER = { nearest: '[0,1,0]', norm: 1 };
+
+export class VectorEngineError extends Error {
+  constructor(cause: string) {
+    super(`pgvector failed a vector round trip (write and nearest-neighbour read of three vectors): ${cause}`);
+    this.name = 'VectorEngineError';
+  }
+}
+
+/** Runs VECTOR_ROUND_TRIP_SQL; throws VectorEngineError when pgvector does not answer right. */
+export async function checkVectorRoundTrip(db: Knex): Promise<void> {
+  let answer: unknown;
+  try {
+    const results = (await db.raw(VECTOR_ROUND_TRIP_SQL)) as unknown;
+    answer = selectedRow(results);
+  } catch (error) {
+    throw new VectorEngineError(error instanceof Error ? error.message : String(error));
+  }
+  const row = answer as { nearest?: string; norm?: number } | undefined;
+  if (row?.nearest !== VECTOR_ROUND_TRIP_ANSWER.nearest || Number(row?.norm) !== VECTOR_ROUND_TRIP_ANSWER.norm) {
+    throw new VectorEngineError(`the nearest vector came back as ${JSON.stringify(answer)}`);
+  }
+}
+
+/** The select's row from a multi-statement result (pg gives one result per statement, PGlite likewise). */
+function selectedRow(results: unknown): unknown {
+  const list = Array.isArray(results) ? results : [results];
+  return list.map((r) => (r as { rows?: unknown[] })?.rows?.[0]).find((row) => row && typeof row === 'object' && 'nearest' in row);
+}
