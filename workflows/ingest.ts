@@ -4,6 +4,8 @@
 //   read from storage by file id, so no text passes through workflow history) -> create chunks
 //   a range of pieces at a time -> finish (status + one dataset event; a failure deletes what
 //   was made) -> the webhook, when the upload gave one (its failure is recorded, not fatal).
+// A file that failed fails the workflow at the very end (FileIngestionError), after its status,
+// event and webhook are done, so the Temporal UI and the job rows show it as failed.
 // Deterministic code only: it runs in Temporal's workflow sandbox.
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from './activities/index.js';
@@ -31,9 +33,10 @@ export interface IngestFileInput {
 
 export interface IngestFileResult {
   /** `gone`: the file or its dataset was deleted before the ingestion ended. */
-  status: 'completed' | 'failed' | 'gone';
+  status: 'completed' | 'gone';
+  /** The file's chunks that exist at the end (a replayed or resumed step counts them once). */
   chunksCreated: number;
-  /** Why the file failed. */
+  /** Why the file was not ingested, when it is gone. */
   reason?: string;
   /** The webhook delivery, when the upload asked for one. */
   webhook?: { delivered: true; status: number } | { delivered: false; error: string };
@@ -49,7 +52,6 @@ export async function ingestFileFlow(ctx: FlowContext<Activities>, input: Ingest
   const begun = await beginFileIngestion({ datasetId, fileId });
   if (!begun.ok && begun.gone) return { status: 'gone', chunksCreated: 0, reason: begun.reason };
 
-  let chunksCreated = 0;
   let failure: string | null = begun.ok ? null : begun.reason;
   let gone = false;
   if (begun.ok && begun.groupId) {
@@ -60,7 +62,6 @@ export async function ingestFileFlow(ctx: FlowContext<Activities>, input: Ingest
         for (let from = 0; from < staged.pieces && !gone; from += batchSize) {
           const count = Math.min(batchSize, staged.pieces - from);
           const range = await createFileChunks({ datasetId, fileId, groupId: begun.groupId, from, count });
-          chunksCreated += range.created;
           gone = range.gone;
         }
       }
@@ -72,12 +73,9 @@ export async function ingestFileFlow(ctx: FlowContext<Activities>, input: Ingest
   const fileName = begun.fileName ?? fileId;
   if (gone) failure = 'the file was deleted before its ingestion ended';
   const outcome =
-    failure === null
-      ? { status: 'completed' as const, chunksCreated, groupId: begun.ok ? begun.groupId : null }
-      : { status: 'failed' as const, reason: failure };
-  await finishFileIngestion({ datasetId, fileId, fileName, outcome });
-  const result: IngestFileResult =
-    failure === null ? { status: 'completed', chunksCreated } : { status: gone ? 'gone' : 'failed', chunksCreated: 0, reason: failure };
+    failure === null ? { status: 'completed' as const, groupId: begun.ok ? begun.groupId : null } : { status: 'failed' as const, reason: failure };
+  const { chunksCreated } = await finishFileIngestion({ datasetId, fileId, fileName, outcome });
+  const result: IngestFileResult = failure === null ? { status: 'completed', chunksCreated } : { status: 'gone', chunksCreated: 0, reason: failure };
 
   if (begun.webhookUrl && !gone) {
     const body: WebhookBody = {
@@ -86,7 +84,7 @@ export async function ingestFileFlow(ctx: FlowContext<Activities>, input: Ingest
       file_id: fileId,
       file_name: fileName,
       status: failure === null ? 'completed' : 'failed',
-      chunks_created: result.chunksCreated,
+      chunks_created: chunksCreated,
       error: failure,
     };
     try {
@@ -96,5 +94,14 @@ export async function ingestFileFlow(ctx: FlowContext<Activities>, input: Ingest
       result.webhook = { delivered: false, error: reasonOf(err) };
     }
   }
+  if (failure !== null && !gone) throw new FileIngestionError(failure);
   return result;
+}
+
+/** The file could not be ingested; the message is the reason its event and webhook carry. */
+export class FileIngestionError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'FileIngestionError';
+  }
 }

@@ -2,6 +2,7 @@
 // lexical index, BM25 terms, plan quota), under ids derived from (file, position): a piece whose
 // chunk already exists is skipped, so a retried or replayed range creates nothing twice. Each batch
 // locks the file's row as it writes, so none lands after the file's deletion has begun.
+import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { BATCH_LIMIT, createChunks } from '../domain/chunks/create.js';
 import { deleteChunks } from '../domain/chunks/delete.js';
@@ -74,4 +75,15 @@ export async function discardPieceChunks(
 ): Promise<number> {
   const ids = Array.from({ length: count }, (_, i) => fileChunkId(fileId, from + i));
   return deleteChunks(services, datasetId, ids);
+}
+
+/** How many of the chunks for positions [0, pieces) exist: the file's chunks, however many runs made them. */
+export async function countPieceChunks(db: Knex, datasetId: string, fileId: string, pieces: number): Promise<number> {
+  let total = 0;
+  for (let from = 0; from < pieces; from += 1000) {
+    const ids = Array.from({ length: Math.min(1000, pieces - from) }, (_, i) => fileChunkId(fileId, from + i));
+    const [{ count }] = await db('chunks').where('dataset_id', datasetId).whereIn('id', ids).count<{ count: string }[]>('* as count');
+    total += Number(count);
+  }
+  return total;
 }

@@ -13,6 +13,7 @@ import { checkResponse } from '../support/contract.js';
 import { ADMIN_KEY } from '../support/service.js';
 import { createActivities } from '../../workflows/activities/index.js';
 import type { IngestFileResult } from '../../workflows/ingest.js';
+import { WorkflowFailedError } from '../../server/engines/workflows/types.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { fileChunkId, fileGroupId } from '../../server/ingest/ids.js';
 import { chunkTexts, countSplits, cutLarge, groupSizes, MAX_CHUNK_CHARS, splits } from '../../server/ingest/split.js';
@@ -49,12 +50,20 @@ async function storeFile(datasetId: string, upload: Upload): Promise<string> {
   return id;
 }
 
-async function ingest(datasetId: string, upload: Upload, batchSize?: number): Promise<{ fileId: string; result: IngestFileResult }> {
+/** The workflow's result; a file that failed fails its workflow, and that is returned as `failed`. */
+async function ingest(datasetId: string, upload: Upload, batchSize?: number): Promise<{ fileId: string; result: IngestResult }> {
   const fileId = await storeFile(datasetId, upload);
   const handle = await service.services.workflows.run('ingestFile', { workflowId: workflowIds.ingestFile(fileId), input: { datasetId, fileId, batchSize } });
   expect(handle.workflowId).toBe(`ingest-file-${fileId}`);
-  return { fileId, result: await handle.result() };
+  try {
+    return { fileId, result: await handle.result() };
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    return { fileId, result: { status: 'failed', chunksCreated: 0, reason: error.reason } };
+  }
 }
+
+type IngestResult = IngestFileResult | { status: 'failed'; chunksCreated: 0; reason: string; webhook?: undefined };
 
 /** The file's chunks in file order (by the position their id derives from). */
 async function chunksOf(fileId: string, count: number) {
@@ -371,7 +380,7 @@ describe(`file ingestion (${mode})`, () => {
     expect(again).toEqual({ created: 0, gone: false });
     expect(await countWhere('chunks', { dataset_id: dataset })).toBe(30);
     // A finished file records its outcome once.
-    expect(await activities.finishFileIngestion({ datasetId: dataset, fileId, fileName: 'many.txt', outcome: { status: 'completed', chunksCreated: 30, groupId: null } })).toBe(false);
+    expect(await activities.finishFileIngestion({ datasetId: dataset, fileId, fileName: 'many.txt', outcome: { status: 'completed', groupId: null } })).toEqual({ chunksCreated: 30 });
     expect(await eventsOf(dataset)).toHaveLength(1);
   });
 

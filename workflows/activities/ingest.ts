@@ -6,12 +6,16 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { countChunks, planOf } from '../../server/domain/quotas.js';
+import { STRICT_OUTBOUND } from '../../server/engines/outbound.js';
 import { ObjectNotFoundError } from '../../server/engines/storage/types.js';
 import { ChunkEmbeddingError } from '../../server/domain/chunks/write.js';
 import { HttpError } from '../../server/errors.js';
-import { createPieceChunks, discardPieceChunks } from '../../server/ingest/chunks.js';
+import { countPieceChunks, createPieceChunks, discardPieceChunks } from '../../server/ingest/chunks.js';
 import { extractDocument, UnreadableFileError } from '../../server/ingest/extract/index.js';
 import { FileGoneError, loadIngestFile, markProcessing, recordOutcome, type IngestOutcome } from '../../server/ingest/file.js';
+
+/** How the flow ends a file: the count of its chunks is the activity's to take. */
+export type FinishOutcome = { status: 'completed'; groupId: string | null } | Extract<IngestOutcome, { status: 'failed' }>;
 import { dropEmptyFileGroup, ensureFileGroup } from '../../server/ingest/group.js';
 import { readIngestOptions } from '../../server/ingest/options.js';
 import { filePieces } from '../../server/ingest/pieces.js';
@@ -43,7 +47,8 @@ const GONE = 'the file was deleted before its ingestion ended';
 export function ingestActivities(deps: ActivityDeps) {
   const { store, lexical, storage } = deps;
   const { db } = store;
-  const chunkServices = { store, lexical, config: { embeddingApiKey: deps.embeddingApiKey ?? null } };
+  const outbound = deps.outbound ?? STRICT_OUTBOUND;
+  const chunkServices = { store, lexical, config: { outbound } };
 
   const liveDataset = (datasetId: string): Promise<DatasetRow | undefined> => db<DatasetRow>('datasets').where({ id: datasetId, deleted: 0 }).first();
 
@@ -131,9 +136,10 @@ export function ingestActivities(deps: ActivityDeps) {
     /**
      * Ends the ingestion: on failure the chunks it made (and its own group, when empty) are deleted,
      * so a failed file leaves no half set; the staged pieces go; the file's status and the dataset
-     * event are recorded once. Returns whether this call recorded them.
+     * event are recorded once. Answers how many of the file's chunks exist (counted, not summed
+     * over steps, so a resumed or replayed step is not counted twice or missed).
      */
-    async finishFileIngestion(end: FileRef & { fileName: string; outcome: IngestOutcome }): Promise<boolean> {
+    async finishFileIngestion(end: FileRef & { fileName: string; outcome: FinishOutcome }): Promise<{ chunksCreated: number }> {
       const { datasetId, fileId, outcome } = end;
       if (outcome.status === 'failed') {
         const staged = await stagedCount(db, fileId);
@@ -143,13 +149,16 @@ export function ingestActivities(deps: ActivityDeps) {
         }
         await dropEmptyFileGroup(db, fileId);
       }
+      const chunksCreated = outcome.status === 'completed' ? await countPieceChunks(db, datasetId, fileId, await stagedCount(db, fileId)) : 0;
       await dropPieces(db, fileId);
-      return recordOutcome(db, { id: fileId, datasetId, fileName: end.fileName }, outcome);
+      const recorded = outcome.status === 'completed' ? { ...outcome, chunksCreated } : outcome;
+      await recordOutcome(db, { id: fileId, datasetId, fileName: end.fileName }, recorded);
+      return { chunksCreated };
     },
 
     /** One POST to the upload's webhook_url; throws on a refused connection or an answer outside 2xx. */
     async notifyWebhook({ url, body }: { url: string; body: WebhookBody }): Promise<number> {
-      return postWebhook(url, body);
+      return postWebhook(url, body, outbound);
     },
   };
 }
