@@ -16,6 +16,4 @@ export const forbidden = (message: string) => new HttpError(403, message);
 export const notFound = (message: string) => new HttpError(404, message);
 export const payloadTooLarge = (message: string) => new HttpError(413, message);
 export const planLimitReached = (message: string) => new HttpError(426, message);
-export const notImplemented = (operation: string) =>
-  new HttpError(501, `${operation} is not available in this version of the service yet`);
 export const unavailable = (message: string) => new HttpError(503, message);

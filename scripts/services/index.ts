@@ -11,7 +11,7 @@ import { startTemporal, TEMPORAL_NAMESPACE } from './temporal.js';
 import { startTypesense } from './typesense.js';
 
 export { installServices } from './install.js';
-export { DEFAULT_DATA_DIR, ENV_FILE, PROJECT_ROOT } from './paths.js';
+export { DEFAULT_DATA_DIR, ENV_FILE } from './paths.js';
 
 export interface RunningServices {
   env: { DATABASE_URL: string; TYPESENSE_URL: string; TYPESENSE_API_KEY: string; TEMPORAL_ADDRESS: string; TEMPORAL_NAMESPACE: string };

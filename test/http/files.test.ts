@@ -415,7 +415,6 @@ describe('the upload limit of 1 GB', () => {
     expect(reply.status).toBe(413);
     expect(reply.sentBytes).toBeLessThan(1024 ** 2);
     expect(JSON.parse(reply.body).message).toMatch(/over the upload limit of 1073741824 bytes/);
-    expect(await defaults.services.store.db('files').count<{ n: string }[]>('* as n')).toEqual([{ n: expect.anything() }]);
     expect(Number((await defaults.services.store.db('files').count<{ n: string }[]>('* as n'))[0].n)).toBe(0);
   });
 });
