@@ -1,9 +1,12 @@
 // Rows that need not be written before the answer (search and recommendation analytics): queued,
-// then inserted in batches, one statement per table, off the request's path. A failed batch is
-// logged and dropped: analytics must never fail or slow the request they describe. `flush` waits
-// for every queued row (tests, shutdown).
+// then inserted in batches, one statement per table, off the request's path. A batch the database
+// refuses is written again row by row, so one bad row costs only itself, not the rows of every
+// other dataset queued in the same window; a row refused alone, or a batch while the database is
+// unreachable, is logged and dropped: analytics must never fail or slow the request they describe.
+// `flush` waits for every queued row (tests, shutdown).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { databaseFailure } from './errors.js';
 
 /** Rows queued past this are written at once rather than after FLUSH_DELAY_MS. */
 const BATCH_ROWS = 500;
@@ -47,11 +50,21 @@ export class DeferredWriter {
     this.queued = new Map();
     this.count = 0;
     for (const [table, rows] of batches) {
-      const done = Promise.resolve(this.db(table).insert(rows))
-        .then(() => undefined)
-        .catch((error: unknown) => this.logger.error({ err: error, table, rows: rows.length }, 'deferred insert failed; rows dropped'))
-        .finally(() => this.writing.delete(done));
+      const done = this.insertRows(table, rows).finally(() => this.writing.delete(done));
       this.writing.add(done);
     }
+  }
+
+  private async insertRows(table: string, rows: Record<string, unknown>[]): Promise<void> {
+    try {
+      await this.db(table).insert(rows);
+      return;
+    } catch (error) {
+      if (rows.length === 1 || databaseFailure(error)?.status === 503) {
+        this.logger.error({ err: error, table, rows: rows.length }, 'deferred insert failed; rows dropped');
+        return;
+      }
+    }
+    for (const row of rows) await this.insertRows(table, [row]);
   }
 }
