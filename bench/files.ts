@@ -3,20 +3,16 @@
 // process of its own (`node --import tsx server/main.ts`), so the figures are its memory alone, not
 // the client's. For contrast, a 10 MB file goes through the base64 JSON body, which is held in
 // memory whole. A small upload first warms the service up. Each upload is checked: the bytes downloaded back have the SHA-256 of those sent.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { createClient } from '../generated/client/client/index.js';
 import { createDataset, createOrganization, getFileHandler } from '../generated/client/sdk.gen.js';
-import { pickPorts } from '../scripts/services/ports.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
 import { postMultipart } from './multipart.js';
 import { fmt, table } from './report.js';
+import { spawnService, type ServiceProcess } from './service-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MIB = 1024 ** 2;
 
 export interface FilesOptions {
@@ -46,8 +42,7 @@ export interface FilesResult {
 
 export async function runFiles(modeEnv: ModeEnvironment, options: FilesOptions, log: (line: string) => void): Promise<FilesResult> {
   const env = await modeEnv.freshEnv();
-  const { port } = await pickPorts(['port'] as const);
-  const service = await spawnService({ ...env, PORT: String(port), LOG_LEVEL: 'warn' }, port, log);
+  const service = await spawnService({ ...env, LOG_LEVEL: 'warn' }, log);
   try {
     const client = createClient({ baseUrl: service.url, auth: () => ADMIN_KEY });
     const org = await createOrganization({ client, body: { name: 'bench-files' } });
@@ -88,40 +83,6 @@ export function formatFiles(mode: string, result: FilesResult): string {
     ]);
   }
   return [`files (${mode}): the service's resident memory while it receives an upload (idle: ${fmt(result.service_idle_rss_mib, 1)} MiB)`, table(rows)].join('\n');
-}
-
-interface ServiceProcess {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function spawnService(env: Record<string, string>, port: number, log: (line: string) => void): Promise<ServiceProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the service exited with code ${code} while starting`))));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const healthy = await fetch(`${url}/api/health`).then((r) => r.ok, () => false);
-    if (healthy) break;
-    if (Date.now() > deadline) throw new Error('the service did not answer /api/health within 120 s');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 200))]);
-  }
-  log(`service started as process ${child.pid} on ${url}`);
-  return {
-    url,
-    pid: child.pid!,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await gone;
-    },
-  };
 }
 
 async function measure(service: ServiceProcess, datasetId: string, route: UploadRun['route'], bytes: number, log: (line: string) => void): Promise<UploadRun> {

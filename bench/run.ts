@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { formatFiles, runFiles } from './files.js';
 import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
 import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
+import { DEFAULT_LOAD, formatLoad, runLoad } from './load.js';
 import { MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
@@ -14,7 +15,7 @@ import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
@@ -44,6 +45,13 @@ const USAGE = `usage: npm run bench -- [options]
   files-ingest:
   --text-mib <n>         size of the text corpus, in MiB (default 8)
   --pdf-pages <n>        pages of the PDF corpus (default 200)
+
+  load:
+  --clients <n>          concurrent keep-alive clients (default ${DEFAULT_LOAD.clients})
+  --seconds <n>          how long they send requests (default ${DEFAULT_LOAD.seconds})
+  --write-share <x>      share of requests that write chunks (default ${DEFAULT_LOAD.writeShare})
+  --idle-share <x>       share of requests after which a client goes quiet for 1-10 s (default ${DEFAULT_LOAD.idleShare})
+  (--chunks: chunks loaded before the clients start, default ${DEFAULT_LOAD.chunks})
   -h, --help`;
 
 interface Suite {
@@ -68,6 +76,10 @@ async function main(): Promise<number> {
       'file-mib': { type: 'string', default: '100' },
       'text-mib': { type: 'string', default: '8' },
       'pdf-pages': { type: 'string', default: '200' },
+      clients: { type: 'string', default: String(DEFAULT_LOAD.clients) },
+      seconds: { type: 'string', default: String(DEFAULT_LOAD.seconds) },
+      'write-share': { type: 'string', default: String(DEFAULT_LOAD.writeShare) },
+      'idle-share': { type: 'string', default: String(DEFAULT_LOAD.idleShare) },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -80,6 +92,11 @@ async function main(): Promise<number> {
     const n = Number(text);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected an integer ≥ ${min}, got ${text}`);
     return n;
+  };
+  const share = (name: string, text: string) => {
+    const x = Number(text);
+    if (!(x >= 0 && x <= 1)) throw new UsageError(`--${name}: expected a number from 0 to 1, got ${text}`);
+    return x;
   };
   const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -126,6 +143,27 @@ async function main(): Promise<number> {
         const options = { textMib: int('text-mib', values['text-mib'], 1), pdfPages: int('pdf-pages', values['pdf-pages'], 1), seed: int('seed', values.seed) };
         const result = await runFilesIngest(modeEnv, options, log);
         return { json: result as unknown as Record<string, unknown>, text: formatFilesIngest(modeEnv.mode, result) };
+      },
+    },
+    load: {
+      run: async (modeEnv, log) => {
+        const options = {
+          clients: int('clients', values.clients, 1),
+          seconds: int('seconds', values.seconds, 1),
+          chunks: int('chunks', values.chunks ?? String(DEFAULT_LOAD.chunks), 1),
+          writeShare: share('write-share', values['write-share']),
+          idleShare: share('idle-share', values['idle-share']),
+          timeoutMs: DEFAULT_LOAD.timeoutMs,
+          seed: int('seed', values.seed),
+        };
+        const result = await runLoad(modeEnv, options, log);
+        const text = formatLoad(modeEnv.mode, result);
+        if (Object.values(result.errors).some((n) => n > 0)) {
+          // The figures are kept for a look, and the run fails: under load no request may fail.
+          const file = await writeResult('load', `${modeEnv.mode}-failed`, result as unknown as Record<string, unknown>);
+          throw new Error(`${text}\n→ ${file}\nthe load run had errors`);
+        }
+        return { json: result as unknown as Record<string, unknown>, text };
       },
     },
   };

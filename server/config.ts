@@ -1,6 +1,7 @@
 // The service's configuration: one typed object read from the environment once, at start.
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowList, type OutboundSettings } from './engines/outbound.js';
 
 const optionalText = z.string().trim().min(1).optional();
 const url = (protocols: string[]) =>
@@ -39,13 +40,32 @@ const schema = z
     TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:/]+:\d+$/, 'must be host:port').optional(),
     TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
+    EMBEDDING_BASE_URL: url(['http:', 'https:']).optional(),
     EMBEDDING_API_KEY: optionalText,
+    RERANKER_BASE_URL: url(['http:', 'https:']).optional(),
     RERANKER_API_KEY: optionalText,
+    OUTBOUND_ALLOW_PRIVATE: z
+      .string()
+      .transform((v, ctx) => {
+        try {
+          return parseAllowList(v);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: `${(error as Error).message}; list addresses, CIDR ranges or host names, separated by commas, or *` });
+          return z.NEVER;
+        }
+      })
+      .optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
     if (env.TYPESENSE_URL && !env.TYPESENSE_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['TYPESENSE_API_KEY'], message: 'is required when TYPESENSE_URL is set' });
+    }
+    // An instance key is sent only to the endpoint it belongs to, which must therefore be named.
+    for (const kind of ['EMBEDDING', 'RERANKER'] as const) {
+      if (env[`${kind}_API_KEY`] && !env[`${kind}_BASE_URL`]) {
+        ctx.addIssue({ code: 'custom', path: [`${kind}_API_KEY`], message: `is sent only to ${kind}_BASE_URL, the endpoint it belongs to; set ${kind}_BASE_URL too` });
+      }
     }
   });
 
@@ -56,10 +76,11 @@ export interface Config {
   host: string;
   dataDir: string;
   adminApiKey: string | null;
-  /** Sent to the OpenAI-compatible embedding endpoints that datasets configure. */
-  embeddingApiKey: string | null;
-  /** Sent to the reranking endpoints that datasets configure (RERANKER_BASE_URL). */
-  rerankerApiKey: string | null;
+  /**
+   * Requests to URLs that configuration names: the operator's own embedding and reranking
+   * endpoints with their keys, and the private addresses tenants' URLs may reach.
+   */
+  outbound: OutboundSettings;
   jsonBodyLimit: string;
   /** The largest file an upload may carry, in bytes. */
   fileUploadLimit: number;
@@ -93,8 +114,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST,
     dataDir,
     adminApiKey: env.ADMIN_API_KEY ?? null,
-    embeddingApiKey: env.EMBEDDING_API_KEY ?? null,
-    rerankerApiKey: env.RERANKER_API_KEY ?? null,
+    outbound: {
+      allowPrivate: env.OUTBOUND_ALLOW_PRIVATE ?? [],
+      embedding: env.EMBEDDING_BASE_URL ? { baseUrl: env.EMBEDDING_BASE_URL, apiKey: env.EMBEDDING_API_KEY ?? null } : null,
+      reranker: env.RERANKER_BASE_URL ? { baseUrl: env.RERANKER_BASE_URL, apiKey: env.RERANKER_API_KEY ?? null } : null,
+    },
     jsonBodyLimit: env.JSON_BODY_LIMIT,
     fileUploadLimit: sizeInBytes(env.FILE_UPLOAD_LIMIT),
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,

@@ -18,6 +18,7 @@ import { workflowIds } from '../../workflows/registry.js';
 import { fileChunkId, fileGroupId } from '../../server/ingest/ids.js';
 import { chunkTexts, countSplits, cutLarge, groupSizes, MAX_CHUNK_CHARS, splits } from '../../server/ingest/split.js';
 import { mode } from '../support/env.js';
+import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 
@@ -165,7 +166,7 @@ describe(`file ingestion (${mode})`, () => {
   let datasetId: string;
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestService(ALLOW_LOCAL_STAND_INS);
     const { data } = await createOrganization({ client: service.client(), body: { name: 'Files Inc' } });
     orgId = data!.id;
     datasetId = await newDataset();

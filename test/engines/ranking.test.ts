@@ -14,6 +14,7 @@ import { diversify, MMR_PICKS } from '../../server/search/ranking/mmr.js';
 import type { SearchPayload } from '../../server/search/request.js';
 import type { Hit } from '../../server/search/types.js';
 import { startStandInReranker, type StandInReranker } from '../support/reranker.js';
+import { ALLOW_LOCAL_STAND_INS, localStandIns } from '../support/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -100,7 +101,7 @@ async function refused(promise: Promise<unknown> | (() => unknown), message: Reg
 }
 
 beforeAll(async () => {
-  [service, reranker] = await Promise.all([startTestService(), startStandInReranker()]);
+  [service, reranker] = await Promise.all([startTestService(ALLOW_LOCAL_STAND_INS), startStandInReranker()]);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Ranking' } })).data!.id;
   dataset = await newDataset('ranking fixture', { RERANKER_BASE_URL: reranker.baseUrl });
   plain = await newDataset('no reranker');
@@ -353,7 +354,8 @@ describe('the reranker seam', () => {
     reranker.reset();
     reranker.score = (_q, text) => Number(text);
     const texts = Array.from({ length: 45 }, (_, i) => String(i));
-    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl + '/', apiKey: 'secret' }).rerank('q', texts);
+    const operator = { ...localStandIns, reranker: { baseUrl: reranker.baseUrl, apiKey: 'secret' } };
+    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl + '/', outbound: operator }).rerank('q', texts);
     expect(scores).toEqual(texts.map(Number));
     expect(reranker.requests.map((r) => r.body.texts!.length).sort((x, y) => x - y)).toEqual([5, 20, 20]);
     expect(reranker.requests.every((r) => r.path === '/rerank' && r.authorization === 'Bearer secret')).toBe(true);
@@ -361,7 +363,7 @@ describe('the reranker seam', () => {
 
   it('speaks the Cohere shape with a model name', async () => {
     reranker.reset();
-    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl, model: 'rerank-v3' }).rerank('kayak seats', ['a kayak', 'kayak seats', 'tent']);
+    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl, model: 'rerank-v3', outbound: localStandIns }).rerank('kayak seats', ['a kayak', 'kayak seats', 'tent']);
     expect(scores).toEqual([1, 2, 0]);
     expect(reranker.requests[0].body).toEqual({ model: 'rerank-v3', query: 'kayak seats', documents: ['a kayak', 'kayak seats', 'tent'] });
   });
@@ -369,22 +371,22 @@ describe('the reranker seam', () => {
   it('retries server errors, then names the endpoint', async () => {
     reranker.reset();
     reranker.failNext(2, 503);
-    const seam = new HttpReranker({ baseUrl: reranker.baseUrl, retries: 2, retryDelayMs: 10 });
+    const seam = new HttpReranker({ baseUrl: reranker.baseUrl, retries: 2, retryDelayMs: 10, outbound: localStandIns });
     expect(await seam.rerank('kayak', ['kayak'])).toEqual([1]);
     expect(reranker.requests).toHaveLength(3);
     reranker.failNext(3, 500);
-    await expect(seam.rerank('kayak', ['kayak'])).rejects.toThrow(new RerankerError(`reranker endpoint ${reranker.baseUrl}/rerank answered 500: {"error":"scripted failure"}`));
-    const nowhere = new HttpReranker({ baseUrl: 'http://127.0.0.1:9', retries: 0 });
+    await expect(seam.rerank('kayak', ['kayak'])).rejects.toThrow(new RerankerError(`reranker endpoint ${reranker.baseUrl}/rerank answered 500`));
+    const nowhere = new HttpReranker({ baseUrl: 'http://127.0.0.1:9', retries: 0, outbound: localStandIns });
     await expect(nowhere.rerank('kayak', ['kayak'])).rejects.toThrow(/reranker endpoint http:\/\/127\.0\.0\.1:9\/rerank did not answer/);
     reranker.reset();
   });
 
   it('refuses answers that do not score every text exactly once', async () => {
-    const seam = new HttpReranker({ baseUrl: reranker.baseUrl, retries: 0 });
+    const seam = new HttpReranker({ baseUrl: reranker.baseUrl, retries: 0, outbound: localStandIns });
     for (const [body, message] of [
       [{ results: [{ index: 0, relevance_score: 1 }, { index: 0, relevance_score: 2 }] }, /scored text 0 twice/],
-      [[{ index: 2, score: 1 }], /index 2 outside the 2 texts/],
-      [[{ index: 0, score: 'high' }, { index: 1, score: 1 }], /score "high" for text 0/],
+      [[{ index: 2, score: 1 }], /an index that is not one of the 2 texts sent/],
+      [[{ index: 0, score: 'high' }, { index: 1, score: 1 }], /a score for text 0 that is not a finite number/],
       [{ scores: [1, 2] }, /answered neither/],
     ] as const) {
       reranker.answer = { status: 200, body };

@@ -11,6 +11,7 @@ import { useIterativeScan } from '../../server/search/retrieval/semantic.js';
 import type { RetrievalRequest, SearchType } from '../../server/search/types.js';
 import { vectorIndexName } from '../../server/store/vectors.js';
 import { mode } from '../support/env.js';
+import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -97,7 +98,7 @@ async function expectStatus(promise: Promise<unknown>, status: number, message?:
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService(ALLOW_LOCAL_STAND_INS);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Retrieval' } })).data!.id;
   dataset = await newDataset('retrieval fixture');
   const created = await addChunks(

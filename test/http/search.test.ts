@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autocomplete, countChunks, createChunk, createDataset, createOrganization, createOrganizationApiKey, searchChunks } from '../../generated/client/sdk.gen.js';
 import type { SearchChunkQueryResponseBody, SearchResponseBody } from '../../generated/client/types.gen.js';
+import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -25,7 +26,7 @@ async function search(body: Record<string, unknown>, extraHeaders: Record<string
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService(ALLOW_LOCAL_STAND_INS);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Search' } })).data!.id;
   datasetId = (await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: 'help' } })).data!.id;
   headers = { 'SVC-Dataset': datasetId };

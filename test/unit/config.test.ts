@@ -17,25 +17,22 @@ describe('loadConfig', () => {
     expect(config.adminApiKey).toBeNull();
     expect(config.fileUploadLimit).toBe(1024 ** 3);
     expect(config.publicUrl).toBeNull();
+    expect(config.outbound).toEqual({ allowPrivate: [], embedding: null, reranker: null });
   });
 
-  it('reads the upload limit and the public address', () => {
-    const config = loadConfig({ FILE_UPLOAD_LIMIT: '512mb', PUBLIC_URL: 'https://search.example.com/' });
-    expect(config.fileUploadLimit).toBe(512 * 1024 ** 2);
-    expect(config.publicUrl).toBe('https://search.example.com');
-  });
-
-  it('picks the real engines from their variables', () => {
+  it('binds the instance keys to the endpoints the operator names, and reads the private addresses allowed', () => {
     const config = loadConfig({
-      DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
-      TYPESENSE_URL: 'http://127.0.0.1:8108',
-      TYPESENSE_API_KEY: 'xyz',
-      TEMPORAL_ADDRESS: '127.0.0.1:7233',
-      TEMPORAL_TASK_QUEUE: 'q',
+      EMBEDDING_BASE_URL: 'https://embed.example.com/v1',
+      EMBEDDING_API_KEY: 'embed-key',
+      RERANKER_BASE_URL: 'http://10.0.0.5:8080',
+      OUTBOUND_ALLOW_PRIVATE: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8,embeddings.internal ',
     });
-    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/db' });
-    expect(config.lexical).toEqual({ kind: 'typesense', url: 'http://127.0.0.1:8108', apiKey: 'xyz', collection: 'chunks' });
-    expect(config.workflows).toEqual({ kind: 'temporal', address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'q' });
+    expect(config.outbound).toEqual({
+      allowPrivate: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', 'embeddings.internal'],
+      embedding: { baseUrl: 'https://embed.example.com/v1', apiKey: 'embed-key' },
+      reranker: { baseUrl: 'http://10.0.0.5:8080', apiKey: null },
+    });
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: '*' }).outbound.allowPrivate).toEqual(['*']);
   });
 
   it.each([
@@ -49,6 +46,11 @@ describe('loadConfig', () => {
     [{ JSON_BODY_LIMIT: 'huge' }, 'JSON_BODY_LIMIT'],
     [{ FILE_UPLOAD_LIMIT: '1 gigabyte' }, 'FILE_UPLOAD_LIMIT'],
     [{ PUBLIC_URL: 'ftp://files.example' }, 'PUBLIC_URL'],
+    [{ EMBEDDING_API_KEY: 'k' }, 'EMBEDDING_BASE_URL'],
+    [{ RERANKER_API_KEY: 'k' }, 'RERANKER_BASE_URL'],
+    [{ EMBEDDING_BASE_URL: 'localhost:8080' }, 'EMBEDDING_BASE_URL'],
+    [{ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/33' }, 'OUTBOUND_ALLOW_PRIVATE'],
+    [{ OUTBOUND_ALLOW_PRIVATE: 'http://127.0.0.1' }, 'OUTBOUND_ALLOW_PRIVATE'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));

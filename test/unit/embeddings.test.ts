@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BuiltinEmbedder } from '../../server/engines/embeddings/builtin.js';
 import { EmbeddingError, embedderFor } from '../../server/engines/embeddings/index.js';
+import { STRICT_OUTBOUND, type OutboundSettings } from '../../server/engines/outbound.js';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 
@@ -53,7 +54,7 @@ describe('OpenAI-compatible endpoint', () => {
           failuresLeft--;
           res.writeHead(503).end('busy');
         } else if (mode === 'unauthorized') {
-          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"bad key"}');
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"words of the endpoint"}');
         } else {
           const size = mode === 'wrong-size' ? 3 : 4;
           const data = body.input.map((text, index) => ({ index, embedding: Array.from({ length: size }, (_, i) => text.length + i) }));
@@ -67,44 +68,67 @@ describe('OpenAI-compatible endpoint', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const settings = () => ({ EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4, EMBEDDING_QUERY_PREFIX: 'query: ' });
+  /** The stand-in as a tenant's URL, on a loopback address the operator allows. */
+  const tenant: OutboundSettings = { allowPrivate: ['127.0.0.1'], embedding: null, reranker: null };
+  /** The stand-in as the operator's EMBEDDING_BASE_URL, with the instance key. */
+  const operator = (): OutboundSettings => ({ allowPrivate: [], embedding: { baseUrl, apiKey: 'instance-key' }, reranker: null });
+  const embedder = (outbound = tenant) => embedderFor(settings(), outbound);
 
-  it('batches, keeps order, sends the key, and prefixes queries', async () => {
+  it("batches, keeps order, sends the instance key to the operator's endpoint, and prefixes queries", async () => {
     requests.length = 0;
     mode = 'ok';
     const texts = Array.from({ length: 150 }, (_, i) => 'x'.repeat(i + 1));
-    const vectors = await embedderFor(settings(), 'secret').embed(texts, 'document');
+    const vectors = await embedder(operator()).embed(texts, 'document');
     expect(requests.map((r) => r.inputs.length)).toEqual([64, 64, 22]);
-    expect(requests[0].auth).toBe('Bearer secret');
+    expect(requests.every((r) => r.auth === 'Bearer instance-key')).toBe(true);
     expect(vectors.map((v) => v[0])).toEqual(texts.map((t) => t.length));
-    const [query] = await embedderFor(settings()).embed(['abc'], 'query');
+    const [query] = await embedder().embed(['abc'], 'query');
     expect(requests.at(-1)!.inputs).toEqual(['query: abc']);
     expect(query[0]).toBe('query: abc'.length);
+  });
+
+  it('sends the instance key to no endpoint but its own', async () => {
+    requests.length = 0;
+    mode = 'ok';
+    const elsewhere: OutboundSettings = { ...tenant, embedding: { baseUrl: 'https://embeddings.example.com/v1', apiKey: 'instance-key' } };
+    await embedder(elsewhere).embed(['abc'], 'document');
+    // Another path of the same server is another endpoint too.
+    await embedderFor({ ...settings(), EMBEDDING_BASE_URL: baseUrl.replace(/\/v1$/, '/tenant') }, { ...tenant, embedding: { baseUrl, apiKey: 'instance-key' } }).embed(['abc'], 'document');
+    expect(requests.map((r) => r.auth)).toEqual([undefined, undefined]);
+  });
+
+  it('refuses a loopback endpoint the operator does not allow, at once, naming OUTBOUND_ALLOW_PRIVATE', async () => {
+    requests.length = 0;
+    const failure = await embedder(STRICT_OUTBOUND).embed(['abc'], 'document').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(EmbeddingError);
+    expect(failure).toMatchObject({ transient: false, message: expect.stringMatching(/was not called: 127\.0\.0\.1 is a loopback address.*OUTBOUND_ALLOW_PRIVATE/) });
+    expect(requests).toEqual([]);
   });
 
   it('retries server errors and succeeds', async () => {
     mode = 'ok';
     failuresLeft = 2;
     requests.length = 0;
-    const vectors = await embedderFor(settings()).embed(['abc'], 'document');
+    const vectors = await embedder().embed(['abc'], 'document');
     expect(vectors).toHaveLength(1);
     expect(requests).toHaveLength(3);
   });
 
-  it('fails at once with a clear error on 401 and on a wrong dimension', async () => {
+  it("fails at once with a clear error on 401 (without the endpoint's words) and on a wrong dimension", async () => {
     mode = 'unauthorized';
     requests.length = 0;
-    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toThrow(/answered 401/);
+    await expect(embedder().embed(['abc'], 'document')).rejects.toThrow(new EmbeddingError(`embedding endpoint ${baseUrl}/embeddings answered 401`));
     expect(requests).toHaveLength(1);
     // A refusal, not an outage: durable work does not retry it.
-    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toMatchObject({ transient: false });
+    await expect(embedder().embed(['abc'], 'document')).rejects.toMatchObject({ transient: false });
     mode = 'wrong-size';
-    const failure = embedderFor(settings()).embed(['abc'], 'document');
+    const failure = embedder().embed(['abc'], 'document');
     await expect(failure).rejects.toBeInstanceOf(EmbeddingError);
-    await expect(embedderFor(settings()).embed(['abc'], 'document')).rejects.toThrow(/expects 4 \(EMBEDDING_SIZE\)/);
+    await expect(embedder().embed(['abc'], 'document')).rejects.toThrow(/expects 4 \(EMBEDDING_SIZE\)/);
   });
 
   it('names an endpoint that does not answer', async () => {
-    const dead = embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' });
+    const dead = embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }, tenant);
     await expect(dead.embed(['abc'], 'document')).rejects.toThrow(/did not answer/);
   }, 20_000);
 
@@ -112,11 +136,11 @@ describe('OpenAI-compatible endpoint', () => {
     mode = 'ok';
     failuresLeft = 4;
     requests.length = 0;
-    const failure = await embedderFor(settings()).embed(['abc'], 'document').catch((e: unknown) => e);
+    const failure = await embedder().embed(['abc'], 'document').catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(EmbeddingError);
     expect(failure).toMatchObject({ transient: true, message: expect.stringMatching(/answered 503/) });
     expect(requests).toHaveLength(4);
-    const dead = await embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }).embed(['abc'], 'document').catch((e: unknown) => e);
+    const dead = await embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }, tenant).embed(['abc'], 'document').catch((e: unknown) => e);
     expect(dead).toMatchObject({ transient: true });
   }, 20_000);
 });

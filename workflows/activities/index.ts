@@ -1,6 +1,7 @@
 // All activities of all workflows, created over the live dependencies so that the Temporal
 // worker (running inside the service) and the in-process runner call the very same functions.
 import type { LexicalIndex } from '../../server/engines/lexical/types.js';
+import type { OutboundSettings } from '../../server/engines/outbound.js';
 import type { FileStorage } from '../../server/engines/storage/types.js';
 import type { Store } from '../../server/store/db.js';
 import { datasetActivities } from './datasets.js';
@@ -11,8 +12,8 @@ export interface ActivityDeps {
   lexical: LexicalIndex;
   /** The bytes of uploaded files. */
   storage: FileStorage;
-  /** Bearer key for datasets' embedding endpoints (the service's EMBEDDING_API_KEY). */
-  embeddingApiKey?: string | null;
+  /** The service's configuration.outbound (embedding endpoints, webhooks); none reachable beyond the public internet when absent. */
+  outbound?: OutboundSettings;
 }
 
 export function createActivities(deps: ActivityDeps) {

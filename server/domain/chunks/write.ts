@@ -32,7 +32,7 @@ export interface ChunkColumns extends VectorFields {
 export type StoredChunk = ChunkRow & VectorFields;
 
 /** What a chunk write uses of the services (the workflow activities have these too). */
-export type ChunkWriteServices = Pick<Services, 'store' | 'lexical'> & { config: Pick<Services['config'], 'embeddingApiKey'> };
+export type ChunkWriteServices = Pick<Services, 'store' | 'lexical'> & { config: Pick<Services['config'], 'outbound'> };
 
 /** Column values as the driver wants them: JSON columns serialised. */
 export function dbColumns(chunk: ChunkColumns): Record<string, unknown> {
@@ -53,7 +53,7 @@ export interface Derived {
 export async function derive(services: ChunkWriteServices, dataset: DatasetRow, chunks: ChunkColumns[]): Promise<Derived[]> {
   if (chunks.length === 0) return [];
   const config = datasetConfig(dataset);
-  const embedder = embedderFor(config, services.config.embeddingApiKey);
+  const embedder = embedderFor(config, services.config.outbound);
   let vectors: number[][];
   try {
     vectors = await chunkVectors(embedder, chunks);

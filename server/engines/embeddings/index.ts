@@ -1,4 +1,5 @@
 // Picks the embedder a dataset's configuration asks for.
+import type { OutboundSettings } from '../outbound.js';
 import { BuiltinEmbedder } from './builtin.js';
 import { OpenAiEmbedder } from './openai.js';
 import type { Embedder } from './types.js';
@@ -15,7 +16,8 @@ export interface EmbeddingSettings {
 
 const builtins = new Map<number, BuiltinEmbedder>();
 
-export function embedderFor(settings: EmbeddingSettings, apiKey?: string | null): Embedder {
+/** `outbound`: the service's configuration.outbound, which decides whether the instance key goes along. */
+export function embedderFor(settings: EmbeddingSettings, outbound: OutboundSettings): Embedder {
   if (!settings.EMBEDDING_BASE_URL) {
     let embedder = builtins.get(settings.EMBEDDING_SIZE);
     if (!embedder) builtins.set(settings.EMBEDDING_SIZE, (embedder = new BuiltinEmbedder(settings.EMBEDDING_SIZE)));
@@ -25,7 +27,7 @@ export function embedderFor(settings: EmbeddingSettings, apiKey?: string | null)
     baseUrl: settings.EMBEDDING_BASE_URL,
     model: settings.EMBEDDING_MODEL_NAME ?? 'text-embedding-3-small',
     dimension: settings.EMBEDDING_SIZE,
-    apiKey,
+    outbound,
     queryPrefix: settings.EMBEDDING_QUERY_PREFIX ?? '',
   });
 }

@@ -1,13 +1,17 @@
 // An OpenAI-compatible embeddings endpoint (POST {base}/embeddings): batched, retried on rate limits,
-// server errors and network failures, with errors that name the endpoint and what it answered.
+// server errors and network failures, with errors that name the endpoint and its status (never the
+// words of its answer: the endpoint may be anyone's). Requests go through outboundFetch, which
+// sends EMBEDDING_API_KEY only when the endpoint is the operator's EMBEDDING_BASE_URL.
 import pRetry, { AbortError } from 'p-retry';
+import { OutboundRefusedError, outboundFetch, type OutboundResponse, type OutboundSettings } from '../outbound.js';
 import { EmbeddingError, type Embedder, type EmbeddingPurpose } from './types.js';
 
 export interface OpenAiEmbedderOptions {
   baseUrl: string;
   model: string;
   dimension: number;
-  apiKey?: string | null;
+  /** The operator's endpoints and the addresses tenants' URLs may reach. */
+  outbound: OutboundSettings;
   /** Prepended to queries (some models want e.g. "query: "). */
   queryPrefix?: string;
   batchSize?: number;
@@ -44,22 +48,24 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   private async request(input: string[]): Promise<number[][]> {
-    let response: Response;
+    let response: OutboundResponse;
     try {
-      response = await fetch(this.url, {
+      response = await outboundFetch(this.options.outbound, this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: this.model, input }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        timeoutMs: this.options.timeoutMs ?? 30_000,
+        credential: 'embedding',
       });
     } catch (error) {
+      if (error instanceof OutboundRefusedError) throw new AbortError(new EmbeddingError(`embedding endpoint ${this.url} was not called: ${error.message}`));
       throw new EmbeddingError(`embedding endpoint ${this.url} did not answer: ${(error as Error).message}`, true);
     }
     if (!response.ok) {
-      const detail = (await response.text().catch(() => '')).slice(0, 300);
+      await response.body?.cancel();
       // Rate limits and server errors may pass; anything else will not.
       const transient = response.status === 429 || response.status >= 500;
-      const failure = new EmbeddingError(`embedding endpoint ${this.url} answered ${response.status}: ${detail}`, transient);
+      const failure = new EmbeddingError(`embedding endpoint ${this.url} answered ${response.status}`, transient);
       if (transient) throw failure;
       throw new AbortError(failure);
     }

@@ -8,15 +8,19 @@
 // Either answer shape is read whatever was sent. Texts go in batches (the reference sends 20 at a
 // time), a few batches at once; a batch is retried on rate limits, server errors and network
 // failures. Every text must come back scored exactly once, or the whole call fails: a partial
-// answer would silently reorder the results.
+// answer would silently reorder the results. Errors name the endpoint and its status, never the
+// words of its answer (the endpoint may be anyone's); requests go through outboundFetch, which
+// sends RERANKER_API_KEY only when the endpoint is the operator's RERANKER_BASE_URL.
 import pRetry, { AbortError } from 'p-retry';
+import { OutboundRefusedError, outboundFetch, type OutboundResponse, type OutboundSettings } from '../outbound.js';
 import { RerankerError, type Reranker } from './types.js';
 
 export interface HttpRerankerOptions {
   baseUrl: string;
   /** Sent as `model` in the Cohere-style request; null selects the TEI-style request. */
   model?: string | null;
-  apiKey?: string | null;
+  /** The operator's endpoints and the addresses tenants' URLs may reach. */
+  outbound: OutboundSettings;
   batchSize?: number;
   /** Batches in flight at once. */
   concurrency?: number;
@@ -65,20 +69,22 @@ export class HttpReranker implements Reranker {
   }
 
   private async request(query: string, texts: string[]): Promise<number[]> {
-    let response: Response;
+    let response: OutboundResponse;
     try {
-      response = await fetch(this.endpoint, {
+      response = await outboundFetch(this.options.outbound, this.endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(this.body(query, texts)),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        timeoutMs: this.options.timeoutMs ?? 30_000,
+        credential: 'reranker',
       });
     } catch (error) {
+      if (error instanceof OutboundRefusedError) throw new AbortError(new RerankerError(`reranker endpoint ${this.endpoint} was not called: ${error.message}`));
       throw new RerankerError(`reranker endpoint ${this.endpoint} did not answer: ${(error as Error).message}`);
     }
     if (!response.ok) {
-      const detail = (await response.text().catch(() => '')).slice(0, 300);
-      const failure = new RerankerError(`reranker endpoint ${this.endpoint} answered ${response.status}: ${detail}`);
+      await response.body?.cancel();
+      const failure = new RerankerError(`reranker endpoint ${this.endpoint} answered ${response.status}`);
       // Rate limits and server errors may pass; anything else will not.
       if (response.status === 429 || response.status >= 500) throw failure;
       throw new AbortError(failure);
@@ -96,8 +102,9 @@ export class HttpReranker implements Reranker {
     for (const pair of pairs as { index?: unknown; score?: unknown; relevance_score?: unknown }[]) {
       const index = pair?.index;
       const score = pair?.relevance_score ?? pair?.score;
-      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count) throw fail(`answered an index ${JSON.stringify(index)} outside the ${count} texts sent`);
-      if (typeof score !== 'number' || !Number.isFinite(score)) throw fail(`answered a score ${JSON.stringify(score)} for text ${index}, not a number`);
+      // The answer's own values are not quoted back: the endpoint may be anyone's.
+      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count) throw fail(`answered an index that is not one of the ${count} texts sent`);
+      if (typeof score !== 'number' || !Number.isFinite(score)) throw fail(`answered a score for text ${index} that is not a finite number`);
       if (scores[index] !== undefined) throw fail(`scored text ${index} twice`);
       scores[index] = score;
     }

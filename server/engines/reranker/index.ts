@@ -1,4 +1,5 @@
 // Picks the reranker a dataset's configuration names (RERANKER_BASE_URL), or none.
+import type { OutboundSettings } from '../outbound.js';
 import { HttpReranker } from './http.js';
 import type { Reranker } from './types.js';
 
@@ -10,8 +11,8 @@ export interface RerankerSettings {
   RERANKER_MODEL_NAME: string | null;
 }
 
-/** The dataset's reranker, or null when it configures none. */
-export function rerankerFor(settings: RerankerSettings, apiKey?: string | null): Reranker | null {
+/** The dataset's reranker, or null when it configures none. `outbound`: the service's configuration.outbound. */
+export function rerankerFor(settings: RerankerSettings, outbound: OutboundSettings): Reranker | null {
   if (!settings.RERANKER_BASE_URL) return null;
-  return new HttpReranker({ baseUrl: settings.RERANKER_BASE_URL, model: settings.RERANKER_MODEL_NAME, apiKey });
+  return new HttpReranker({ baseUrl: settings.RERANKER_BASE_URL, model: settings.RERANKER_MODEL_NAME, outbound });
 }

@@ -21,7 +21,7 @@ export async function queryVector(services: Services, dataset: DatasetRow, queri
   if (boost) texts.push(boost.phrase);
   let vectors: number[][];
   try {
-    vectors = await embedderFor(datasetConfig(dataset), services.config.embeddingApiKey).embed(texts, 'query');
+    vectors = await embedderFor(datasetConfig(dataset), services.config.outbound).embed(texts, 'query');
   } catch (error) {
     if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
     throw error;

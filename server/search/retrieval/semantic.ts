@@ -44,7 +44,7 @@ export async function semanticQuery(services: Services, request: RetrievalReques
   if (!UUID.test(request.dataset.id)) throw new Error(`not a dataset id: ${request.dataset.id}`);
   let vector: number[];
   try {
-    [vector] = request.vector ? [request.vector] : await embedderFor(config, services.config.embeddingApiKey).embed([request.query], 'query');
+    [vector] = request.vector ? [request.vector] : await embedderFor(config, services.config.outbound).embed([request.query], 'query');
   } catch (error) {
     if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
     throw error;
