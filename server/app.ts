@@ -13,6 +13,7 @@ import { HttpError } from './errors.js';
 import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
+import { refuseIllFormedInput } from './http/wellFormed.js';
 import type { Services } from './services.js';
 
 type OperationId = keyof Handlers;
@@ -41,8 +42,9 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
     // validator's security step turns any error without a 4xx status into 401).
     validateSecurity: false,
   });
-  // Who calls and what they may do is settled before the body is read or validated.
-  app.use(beforeRequestValidation(validator, [authorize(services), receiveMultipartForm(services)]));
+  // Who calls and what they may do is settled before the body is read or validated; then values no
+  // operation can take (NUL, lone surrogates, non-finite numbers, deep nesting) are refused.
+  app.use(beforeRequestValidation(validator, [authorize(services), receiveMultipartForm(services), refuseIllFormedInput()]));
   app.use(storeMultipartUpload(services, (req) => accessOf(req).value?.dataset));
 
   // The validator has matched the request to exactly one operation; dispatch on it rather than route twice.
@@ -140,6 +142,9 @@ const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
   if (status === 404 && message === 'not found') return res.status(404).json({ message: `no route ${req.method} ${req.path}` });
   if (status >= 500) req.log?.error?.({ err: error }, 'request failed');
   if (res.headersSent) return res.end();
+  // A 405 says which methods the path takes (the validator lists them, lower-cased).
+  const allow = (error as { headers?: { Allow?: string } })?.headers?.Allow;
+  if (status === 405 && allow) res.set('Allow', allow.toUpperCase());
   res.status(status).json({ message });
 };
 
