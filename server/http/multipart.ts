@@ -4,7 +4,8 @@
 //    the file part, then sets the option fields (parsed by their contract types) as the request
 //    body, so that the validator checks them before a byte of the file is stored;
 //  - storeMultipartUpload (after validation) streams the file part into the upload.
-// The option fields must come before the file part; a field after it refuses the upload.
+// The option fields must come before the file part; a field after it, a field that is no option
+// of an upload, or a second file part refuses the upload.
 import busboy from 'busboy';
 import type { RequestHandler, Request } from 'express';
 import { PassThrough, type Readable } from 'node:stream';
@@ -57,12 +58,14 @@ export function receiveMultipartForm(services: Services): RequestHandler {
     let form: busboy.Busboy;
     try {
       // File names in UTF-8, as browsers and fetch send them (busboy's default reads them as Latin-1).
-      form = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 1, fields: 50, parts: 51, fieldSize: FIELD_LIMIT_BYTES } });
+      // Two files are let through, so that a second file part is refused by its name.
+      form = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { files: 2, fields: 50, parts: 52, fieldSize: FIELD_LIMIT_BYTES } });
     } catch (error) {
       return next(badRequest(`the multipart body cannot be read: ${(error as Error).message}`));
     }
     const fields: Record<string, unknown> = {};
-    const lateFields: string[] = [];
+    /** What is wrong with the rest of the form once the file part has been handed on: it fails the file part. */
+    const lateProblems: HttpError[] = [];
     let upload: PendingUpload | null = null;
     let handedOn = false;
     const handOn = (error?: unknown) => {
@@ -70,6 +73,7 @@ export function receiveMultipartForm(services: Services): RequestHandler {
       handedOn = true;
       next(error);
     };
+    const refuse = (error: HttpError) => (handedOn ? lateProblems.push(error) : handOn(error));
     // Settles when the whole form has been read: the file part's stream waits for it before ending.
     const formRead = new Promise<void>((resolve, reject) => {
       form.on('close', resolve);
@@ -78,16 +82,22 @@ export function receiveMultipartForm(services: Services): RequestHandler {
     formRead.catch((error) => handOn(error));
 
     form.on('field', (name, value, info) => {
-      if (info.valueTruncated) return handOn(payloadTooLarge(`${name}: the field is over ${FIELD_LIMIT_BYTES} bytes`));
-      if (upload) lateFields.push(name);
+      if (info.valueTruncated) return refuse(payloadTooLarge(`${name}: the field is over ${FIELD_LIMIT_BYTES} bytes`));
+      if (!(name in fieldTypes) || name === 'file') return refuse(badRequest(`${name}: not an option of an upload (the options are ${optionNames(fieldTypes)})`));
+      if (upload) refuse(badRequest(`${name}: option fields must come before the file part`));
       else fields[name] = parseField(value, fieldTypes[name]);
     });
     form.on('file', (name, stream, info) => {
-      if (name !== 'file' || upload) {
+      stream.on('error', () => {}); // a part refused below is drained, and may fail as the form does
+      if (upload) {
         stream.resume();
-        return handOn(badRequest(upload ? 'file: send one file per upload' : `${name}: the file part must be named file`));
+        return refuse(badRequest(`${name}: a second file part; send one file per upload`));
       }
-      upload = { fileName: info.filename ?? null, mimeType: info.mimeType ?? null, stream: endAfter(stream, formRead, lateFields) };
+      if (name !== 'file') {
+        stream.resume();
+        return refuse(badRequest(`${name}: the file part must be named file`));
+      }
+      upload = { fileName: info.filename ?? null, mimeType: info.mimeType ?? null, stream: endAfter(stream, formRead, lateProblems) };
       (req as unknown as Record<symbol, PendingUpload>)[pendingKey] = upload;
       req.body = { ...fields, file: info.filename ?? 'file' };
       handOn();
@@ -96,7 +106,7 @@ export function receiveMultipartForm(services: Services): RequestHandler {
       if (!upload) handOn(badRequest('file: the form has no file part (send the option fields, then the file part named file)'));
     });
     for (const event of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
-      form.on(event, () => handOn(payloadTooLarge(`the form has too many parts: at most 50 option fields and one file`)));
+      form.on(event, () => refuse(payloadTooLarge(`the form has too many parts: at most 50 option fields and one file`)));
     }
     // A client gone mid-upload: the form fails, and with it the file part (storage keeps nothing).
     req.on('close', () => {
@@ -121,13 +131,14 @@ export function storeMultipartUpload(services: Services, datasetOf: (req: Reques
 
 /**
  * The file part's bytes, ending only after the rest of the form has been read: an error in the
- * form, or an option field after the file, fails the stream, so the storage keeps nothing.
+ * form, or anything wrong after the file part (a field, a second file), fails the stream, so the
+ * storage keeps nothing.
  */
-function endAfter(part: Readable, formRead: Promise<void>, lateFields: string[]): Readable {
+function endAfter(part: Readable, formRead: Promise<void>, lateProblems: HttpError[]): Readable {
   const out = new PassThrough({
     flush(done) {
       formRead.then(
-        () => done(lateFields.length ? badRequest(`${lateFields[0]}: option fields must come before the file part`) : null),
+        () => done(lateProblems[0] ?? null),
         (error) => done(error),
       );
     },
@@ -136,6 +147,10 @@ function endAfter(part: Readable, formRead: Promise<void>, lateFields: string[])
   // The form can fail before the upload reads this stream; the reader gets the error when it starts.
   out.on('error', () => {});
   return part.pipe(out);
+}
+
+function optionNames(fieldTypes: Record<string, string[]>): string {
+  return Object.keys(fieldTypes).filter((name) => name !== 'file').join(', ');
 }
 
 /** A form field's text as its contract type: JSON for everything but strings. */
