@@ -3,7 +3,8 @@
 //
 // - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY) go only to the endpoint the
 //   operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL): a request is given a key
-//   only when its URL lies under that endpoint, checked again at every redirect.
+//   only when its URL lies under that endpoint, checked again at every redirect. Those endpoints
+//   are reached wherever they are, for the use they are configured for.
 // - Any other URL is a tenant's choice, so it may not reach private, loopback, link-local or other
 //   non-public addresses unless OUTBOUND_ALLOW_PRIVATE allows them. The check is made where the
 //   connection is made: on every address a host name resolves to (before connecting) and on the
@@ -58,7 +59,7 @@ export interface OutboundInit {
   body?: string;
   /** For the whole exchange, redirects included. */
   timeoutMs: number;
-  /** Send this instance endpoint's key, when the URL is under that endpoint. */
+  /** The use: under this instance endpoint, the URL gets its key and may be a private address. */
   credential?: 'embedding' | 'reranker';
 }
 
@@ -80,7 +81,8 @@ export async function outboundFetch(settings: OutboundSettings, url: string | UR
     const headers = { ...sent };
     const key = init.credential ? keyFor(settings[init.credential], target) : null;
     if (key) headers.authorization = `Bearer ${key}`;
-    const trusted = isInstanceEndpoint(settings, target);
+    // The operator's endpoint is trusted for what it serves only: not as a webhook's target.
+    const trusted = init.credential ? under(settings[init.credential], target) : false;
     let response: Response;
     try {
       response = await fetch(target, { method, headers, body, redirect: 'manual', signal, dispatcher: trusted ? policy.open : policy.guarded });
@@ -220,10 +222,6 @@ function under(endpoint: InstanceEndpoint | null, target: URL): boolean {
   const base = new URL(endpoint.baseUrl);
   const path = base.pathname.replace(/\/+$/, '');
   return base.origin === target.origin && (target.pathname === path || target.pathname.startsWith(path + '/'));
-}
-
-function isInstanceEndpoint(settings: OutboundSettings, target: URL): boolean {
-  return under(settings.embedding, target) || under(settings.reranker, target);
 }
 
 function keyFor(endpoint: InstanceEndpoint | null, target: URL): string | null {

@@ -135,8 +135,11 @@ describe("the instance's keys", () => {
     // Each key belongs to its own endpoint.
     await get(allowed, local('/operator/v1/embeddings'), 'reranker');
     expect(received.map((r) => r.authorization)).toEqual([undefined, undefined, undefined]);
-    // Without the allowance, the other paths are a tenant's private URL like any other.
+    // Without the allowance, the other paths are a tenant's private URL like any other, and so is
+    // the operator's endpoint when it is not asked for what it serves (a webhook, say).
     await expect(get(operator(), local('/tenant/v1/embeddings'), 'embedding')).rejects.toThrow(/OUTBOUND_ALLOW_PRIVATE/);
+    await expect(get(operator(), local('/operator/v1/embeddings'))).rejects.toThrow(/OUTBOUND_ALLOW_PRIVATE/);
+    await expect(get(operator(), local('/operator/v1/embeddings'), 'reranker')).rejects.toThrow(/OUTBOUND_ALLOW_PRIVATE/);
   });
 
   it("are not carried by a redirect out of the operator's endpoint, whose target is checked", async () => {
