@@ -10,6 +10,7 @@ import { pinoHttp } from 'pino-http';
 import { grantAccess, type Access } from './auth/access.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
+import { httpLogOptions } from './log.js';
 import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
@@ -21,7 +22,7 @@ type OperationId = keyof Handlers;
 export function createApp(services: Services, handlers: Handlers, logger?: Logger): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  if (logger) app.use(pinoHttp({ logger, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
+  if (logger) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
   app.set('query parser', 'extended');
 
   app.get('/openapi.json', (_req, res) => {

@@ -133,6 +133,21 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+/** The variables that hold secrets; DATABASE_URL's password is one too. */
+const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'TYPESENSE_API_KEY'] as const;
+
+/** The secret values an environment holds, for the logger to strip from every line it writes. */
+export function secretValues(source: NodeJS.ProcessEnv = process.env): string[] {
+  const values: string[] = SECRET_VARIABLES.flatMap((name) => (source[name]?.trim() ? [source[name]!.trim()] : []));
+  try {
+    const password = source.DATABASE_URL ? new URL(source.DATABASE_URL).password : '';
+    if (password) values.push(password, decodeURIComponent(password));
+  } catch {
+    // Not a URL: loadConfig refuses it.
+  }
+  return [...new Set(values)];
+}
+
 /** `512kb`, `16mb`, `1gb`: binary multiples, as the JSON body parser reads JSON_BODY_LIMIT. */
 export function sizeInBytes(size: string): number {
   const [, digits, unit] = /^(\d+)(b|kb|mb|gb)$/i.exec(size.trim())!;

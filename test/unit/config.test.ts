@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../server/config.js';
+import { ConfigError, loadConfig, secretValues } from '../../server/config.js';
 import { projectPath } from '../../scripts/contract/paths.js';
 
 describe('loadConfig', () => {
@@ -33,6 +33,31 @@ describe('loadConfig', () => {
       reranker: { baseUrl: 'http://10.0.0.5:8080', apiKey: null },
     });
     expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: '*' }).outbound.allowPrivate).toEqual(['*']);
+  });
+
+  it('lists the secret values of an environment, for the logger to strip', () => {
+    expect(
+      secretValues({ ADMIN_API_KEY: 'admin-secret-123456', TYPESENSE_API_KEY: 'ts', DATABASE_URL: 'postgres://u:p%40ss@h/db', PORT: '1' }).sort(),
+    ).toEqual(['admin-secret-123456', 'p%40ss', 'p@ss', 'ts']);
+  });
+
+  it('reads the upload limit and the public address', () => {
+    const config = loadConfig({ FILE_UPLOAD_LIMIT: '512mb', PUBLIC_URL: 'https://search.example.com/' });
+    expect(config.fileUploadLimit).toBe(512 * 1024 ** 2);
+    expect(config.publicUrl).toBe('https://search.example.com');
+  });
+
+  it('picks the real engines from their variables', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
+      TYPESENSE_URL: 'http://127.0.0.1:8108',
+      TYPESENSE_API_KEY: 'xyz',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      TEMPORAL_TASK_QUEUE: 'q',
+    });
+    expect(config.store).toEqual({ kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/db' });
+    expect(config.lexical).toEqual({ kind: 'typesense', url: 'http://127.0.0.1:8108', apiKey: 'xyz', collection: 'chunks' });
+    expect(config.workflows).toEqual({ kind: 'temporal', address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'q' });
   });
 
   it.each([
