@@ -1,5 +1,7 @@
 // Access rules, enforced in one place for every operation: who calls (401), whether the key's
-// scopes, organization, dataset restrictions and role allow this operation (403). A key that
+// scopes, organization, dataset restrictions and role allow this operation (403). Another
+// organization, or its dataset, answers 404 like an unknown one: a caller learns nothing of what
+// it may not see. A key that
 // belongs to a user never acts beyond that user's current membership: its role is lowered to the
 // member's role, the member's scopes apply too, and it stops working when the user leaves.
 import { timingSafeEqual } from 'node:crypto';
@@ -42,14 +44,15 @@ export async function grantAccess(services: Services, operation: OperationFacts,
     if (!request.organizationHeader) throw badRequest('the SVC-Organization header is required');
     if (!isUuid(request.organizationHeader)) throw badRequest(`SVC-Organization: ${request.organizationHeader} is not an organization id`);
     organizationId = request.organizationHeader;
-    if (!belongsTo(caller, organizationId)) throw forbidden(`the API key may not act on organization ${organizationId}`);
-    if (!(await organizationExists(services.store.db, organizationId))) throw notFound(`organization ${organizationId} not found`);
+    if (!belongsTo(caller, organizationId) || !(await organizationExists(services.store.db, organizationId))) {
+      throw organizationNotFound(organizationId);
+    }
   } else if (operation.scope === 'dataset') {
     if (!request.datasetHeader) throw badRequest('the SVC-Dataset header is required');
     const header = request.datasetHeader;
     const db = services.store.db;
     dataset = await remembered(db, `dataset ${caller.kind === 'key' ? caller.organizationId : '*'} ${header}`, () => resolveDataset(db, header, caller));
-    if (!belongsTo(caller, dataset.organization_id)) throw forbidden(`the API key may not use dataset ${request.datasetHeader}`);
+    if (!belongsTo(caller, dataset.organization_id)) throw notFound(`dataset ${request.datasetHeader} not found`);
     if (caller.kind === 'key' && caller.datasetIds.length > 0 && !caller.datasetIds.includes(dataset.id)) {
       throw forbidden(`the API key is limited to other datasets than ${request.datasetHeader}`);
     }
@@ -96,13 +99,18 @@ function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** The answer for an organization the caller may not see, the same as for one that does not exist. */
+export function organizationNotFound(organizationId: string) {
+  return notFound(`organization ${organizationId} not found`);
+}
+
 /**
  * Operations that name an organization in the path as well as in `SVC-Organization` act on that
- * one organization: another organization's id is refused (403 when the caller does not belong to
+ * one organization: another organization's id is refused (404 when the caller does not belong to
  * it, else 400).
  */
 export function checkPathOrganization(caller: Caller, organizationId: string, pathOrganizationId: string): void {
   if (pathOrganizationId === organizationId) return;
-  if (!belongsTo(caller, pathOrganizationId)) throw forbidden(`the API key may not act on organization ${pathOrganizationId}`);
+  if (!belongsTo(caller, pathOrganizationId)) throw organizationNotFound(pathOrganizationId);
   throw badRequest(`the path names organization ${pathOrganizationId} but SVC-Organization names ${organizationId}; they must be the same`);
 }

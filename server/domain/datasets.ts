@@ -33,16 +33,18 @@ export interface DatasetRow {
 
 /**
  * Finds the dataset a `SVC-Dataset` header names: a valid uuid is taken as an id, anything else as a
- * tracking id within the caller's organization (the administrator's must be unambiguous).
+ * tracking id within the caller's organization (the administrator's must be unambiguous). A key
+ * sees only its organization's datasets: another organization's answers 404 like an unknown one,
+ * so the answer does not tell whether it exists.
  */
 export async function resolveDataset(db: Knex, value: string, caller: Caller): Promise<DatasetRow> {
   const live = db<DatasetRow>('datasets').where({ deleted: 0 });
+  if (caller.kind === 'key') live.where({ organization_id: caller.organizationId });
   if (isUuid(value)) {
     const row = await live.clone().where({ id: value }).first();
     if (row) return row;
   }
   const byTrackingId = live.clone().where({ tracking_id: value });
-  if (caller.kind === 'key') byTrackingId.where({ organization_id: caller.organizationId });
   const rows = await byTrackingId.limit(2);
   if (rows.length > 1) throw badRequest(`SVC-Dataset ${value} names datasets of several organizations; use the dataset id`);
   if (rows.length === 0) throw notFound(`dataset ${value} not found`);

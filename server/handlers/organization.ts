@@ -11,7 +11,7 @@ import type {
   UpdateAllOrgDatasetConfigsHandler,
   UpdateOrganizationHandler,
 } from '../../generated/handlers.js';
-import { checkPathOrganization } from '../auth/access.js';
+import { checkPathOrganization, organizationNotFound } from '../auth/access.js';
 import { belongsTo } from '../auth/caller.js';
 import { createApiKey, deleteOrganizationApiKey, listApiKeys } from '../domain/apiKeys.js';
 import {
@@ -31,7 +31,7 @@ export const create_organization: CreateOrganizationHandler = async ({ body, cal
 };
 
 export const get_organization: GetOrganizationHandler = async ({ path, caller, services }) => {
-  if (!belongsTo(caller, path.organization_id)) throw forbidden(`the API key may not read organization ${path.organization_id}`);
+  if (!belongsTo(caller, path.organization_id)) throw organizationNotFound(path.organization_id);
   return { status: 200, body: await getOrganizationWithPlan(services.store.db, path.organization_id) };
 };
 

@@ -142,3 +142,45 @@ describe("a foreign organization's owner key is refused on every route", () => {
     expect(await snapshotOf(a.organization_id)).toEqual(before);
   });
 });
+
+// An id of another organization must answer exactly as an id that does not exist, or the answer
+// would tell B which ids of A exist (404 vs 403 was such an oracle).
+describe("another organization's ids answer as unknown ones", () => {
+  const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+  const send = (op: { method: string; path: string }, path: string, headers: Record<string, string>) =>
+    service.request(op.method.toUpperCase(), path, { headers: { authorization: b.key, ...headers }, body: op.method === 'get' || op.method === 'delete' ? undefined : {} });
+  /** The reply with the id it names blanked, to compare A's id with an unknown one. */
+  const alike = (reply: { status: number; body: any }, id: string) => ({ status: reply.status, message: String(reply.body?.message).replaceAll(id, '<id>') });
+
+  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && op.scope === 'dataset'))('%s: SVC-Dataset of A', async (_id, op) => {
+    const path = fillPath(op.path, a);
+    const foreign = alike(await send(op, path, { 'SVC-Dataset': a.dataset_id }), a.dataset_id);
+    expect(foreign).toEqual({ status: 404, message: 'dataset <id> not found' });
+    expect(alike(await send(op, path, { 'SVC-Dataset': UNKNOWN }), UNKNOWN)).toEqual(foreign);
+  });
+
+  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && op.scope === 'organization'))('%s: SVC-Organization of A', async (_id, op) => {
+    const path = fillPath(op.path, a);
+    const foreign = alike(await send(op, path, { 'SVC-Organization': a.organization_id }), a.organization_id);
+    expect(foreign).toEqual({ status: 404, message: 'organization <id> not found' });
+    expect(alike(await send(op, path, { 'SVC-Organization': UNKNOWN }), UNKNOWN)).toEqual(foreign);
+  });
+
+  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && op.path.includes('{organization_id}')))("%s: A's organization id in the path", async (_id, op) => {
+    const headers = { 'SVC-Dataset': b.dataset_id, 'SVC-Organization': b.organization_id };
+    const foreign = alike(await send(op, fillPath(op.path, a), headers), a.organization_id);
+    // 404, or 400 where the handler refuses any path id other than SVC-Organization's.
+    expect([400, 404]).toContain(foreign.status);
+    expect(alike(await send(op, fillPath(op.path, { ...a, organization_id: UNKNOWN }), headers), UNKNOWN)).toEqual(foreign);
+  });
+
+  it('keeps 403 where the caller sees the object but lacks the role', async () => {
+    const reader = await service.request('POST', '/api/organization/api_key', {
+      headers: { authorization: b.key, 'SVC-Organization': b.organization_id },
+      body: { name: 'reader', role: 0 },
+    });
+    const reply = await service.request('DELETE', `/api/dataset/${b.dataset_id}`, { headers: { authorization: reader.body.api_key, 'SVC-Dataset': b.dataset_id } });
+    expect(reply.status).toBe(403);
+    expect(reply.body.message).toMatch(/needs role/);
+  });
+});

@@ -213,7 +213,7 @@ describe('POST /api/dataset (create_dataset)', () => {
       expect(error!.message).toMatch(/owner/);
     }
     const foreign = await newKey(otherOrgId, 2);
-    expect((await createDataset({ client: client(foreign), headers: org(), body: { dataset_name: 'nope' } })).response.status).toBe(403);
+    expect((await createDataset({ client: client(foreign), headers: org(), body: { dataset_name: 'nope' } })).response.status).toBe(404);
   });
 
   it('stops at the plan limit with 426 and writes nothing', async () => {

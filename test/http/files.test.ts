@@ -294,7 +294,7 @@ describe('POST /api/file with a base64 JSON body', () => {
       expect((await base64Upload({ base64_file: 'QUJD', file_name: 'x.txt' }, { dataset: randomUUID() })).status).toBe(404);
       const other = (await createOrganization({ client: client(), body: { name: 'Other' } })).data!.id;
       const foreign = await newDataset(other);
-      expect((await base64Upload({ base64_file: 'QUJD', file_name: 'x.txt' }, { key: keys.admin, dataset: foreign })).status).toBe(403);
+      expect((await base64Upload({ base64_file: 'QUJD', file_name: 'x.txt' }, { key: keys.admin, dataset: foreign })).status).toBe(404);
     });
   });
 });

@@ -103,7 +103,7 @@ describe('PUT /api/organization', () => {
     expect(low.error!.message).toMatch(/owner/);
 
     const foreign = await newKey(await newOrg('Elsewhere'), 2);
-    expect((await updateOrganization({ client: service.client(foreign), headers: { 'SVC-Organization': org }, body: { name: 'x' } })).response.status).toBe(403);
+    expect((await updateOrganization({ client: service.client(foreign), headers: { 'SVC-Organization': org }, body: { name: 'x' } })).response.status).toBe(404);
 
     expect((await raw('PUT', '/api/organization', org, { name: 42 })).status).toBe(400);
     expect((await raw('PUT', '/api/organization', org, { partner_configuration: { COMPANY_NAME: 3 } })).status).toBe(400);
@@ -177,7 +177,7 @@ describe('DELETE /api/organization/{organization_id}', () => {
 
     const owner = await newKey(org, 2);
     const foreign = await deleteOrganization({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { organization_id: other } });
-    expect(foreign.response.status).toBe(403);
+    expect(foreign.response.status).toBe(404);
     const mismatch = await deleteOrganization({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } });
     expect(mismatch.response.status).toBe(400);
     expect(mismatch.error!.message).toMatch(/SVC-Organization/);
@@ -217,8 +217,8 @@ describe('GET /api/organization/users/{organization_id}', () => {
     expect((await getOrganizationUsers({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { organization_id: org } })).response.status).toBe(403);
     const other = await newOrg('Other');
     const admin = await newKey(org, 1);
-    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(403);
-    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status).toBe(403);
+    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(404);
+    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status).toBe(404);
     expect((await getOrganizationUsers({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(400);
     expect((await raw('GET', '/api/organization/users/nope', org)).status).toBe(400);
   });
@@ -283,7 +283,7 @@ describe('POST /api/organization/usage/{organization_id}', () => {
     const reader = await newKey(org, 0);
     expect((await raw('POST', path, org, {}, reader)).status).toBe(403);
     const other = await newOrg('Other');
-    expect((await raw('POST', `/api/organization/usage/${other}`, org, {}, await newKey(org, 2))).status).toBe(403);
+    expect((await raw('POST', `/api/organization/usage/${other}`, org, {}, await newKey(org, 2))).status).toBe(404);
   });
 });
 
@@ -317,7 +317,7 @@ describe('DELETE /api/organization/api_key/{api_key_id}', () => {
     const foreignId = await keyIdOf(other, foreignKey);
     const foreign = await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { api_key_id: foreignId } });
     expect(foreign.response.status).toBe(404);
-    expect((await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': other }, path: { api_key_id: foreignId } })).response.status).toBe(403);
+    expect((await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': other }, path: { api_key_id: foreignId } })).response.status).toBe(404);
     expect((await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { api_key_id: UNKNOWN } })).response.status).toBe(404);
     expect((await raw('DELETE', '/api/organization/api_key/nope', org, undefined, owner)).status).toBe(400);
     for (const key of [owner, foreignKey]) expect((await db()('api_keys').where({ key_hash: hashOf(key) })).length).toBe(1);
