@@ -12,6 +12,7 @@ import * as m009 from './009_vocabulary.js';
 import * as m010 from './010_recommendations.js';
 import * as m011 from './011_files.js';
 import * as m012 from './012_ingest.js';
+import * as m013 from './013_job_leases.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '010_recommendations': m010,
   '011_files': m011,
   '012_ingest': m012,
+  '013_job_leases': m013,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
