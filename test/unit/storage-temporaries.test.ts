@@ -3,6 +3,7 @@
 // put still under way in another live process sharing the directory.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readlinkSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { projectPath } from '../../scripts/contract/paths.js';
 
 let root: string;
 const tmp = () => path.join(root, '.tmp');
-const host = os.hostname().replace(/[^A-Za-z0-9_-]/g, '_');
+const host = `${os.hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${readlinkSync('/proc/self/ns/pid').replace(/\D/g, '')}`;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {

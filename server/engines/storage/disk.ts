@@ -6,7 +6,7 @@
 // remove what a killed process left without touching the puts of other live processes (several
 // services may share DATA_DIR, as they share the database).
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readlinkSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,8 +17,11 @@ import { assertValidKey, ObjectNotFoundError, ObjectTooLargeError, type FileStor
 const TEMP_DIR = '.tmp';
 /** Temporary files of other hosts (or unnamed) older than this were left by a crash (a put under way is never this old) and go at open. */
 const STALE_TEMP_MS = 24 * 3600 * 1000;
-/** This host, as a file name segment (no `.`: names are `<host>.<pid>.<random>`). */
-const HOST = os.hostname().replace(/[^A-Za-z0-9_-]/g, '_') || 'host';
+/**
+ * Where process ids mean the same (this host and PID namespace, as containers may share a host
+ * name), as a file name segment without `.`: temporary files are named `<host>.<pid>.<random>`.
+ */
+const HOST = `${os.hostname().replace(/[^A-Za-z0-9_-]/g, '_') || 'host'}${pidNamespace()}`;
 
 export async function openDiskStorage(root: string): Promise<FileStorage> {
   await mkdir(path.join(root, TEMP_DIR), { recursive: true });
@@ -98,6 +101,14 @@ async function removeStaleTemporaries(dir: string): Promise<void> {
       if (Date.now() - mtimeMs <= STALE_TEMP_MS) continue;
     }
     await rm(full, { force: true });
+  }
+}
+
+function pidNamespace(): string {
+  try {
+    return `-${readlinkSync('/proc/self/ns/pid').replace(/\D/g, '')}`;
+  } catch {
+    return ''; // not Linux: the host name alone
   }
 }
 
