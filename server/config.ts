@@ -55,6 +55,7 @@ const schema = z
         }
       })
       .optional(),
+    URL_SIGNING_SECRET: z.string().trim().min(32, 'must be at least 32 characters long').optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -81,6 +82,8 @@ export interface Config {
    * endpoints with their keys, and the private addresses tenants' URLs may reach.
    */
   outbound: OutboundSettings;
+  /** Signs file links and crawl secrets instead of the secret kept in the database; null: that one. */
+  urlSigningSecret: string | null;
   jsonBodyLimit: string;
   /** The largest file an upload may carry, in bytes. */
   fileUploadLimit: number;
@@ -119,6 +122,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       embedding: env.EMBEDDING_BASE_URL ? { baseUrl: env.EMBEDDING_BASE_URL, apiKey: env.EMBEDDING_API_KEY ?? null } : null,
       reranker: env.RERANKER_BASE_URL ? { baseUrl: env.RERANKER_BASE_URL, apiKey: env.RERANKER_API_KEY ?? null } : null,
     },
+    urlSigningSecret: env.URL_SIGNING_SECRET ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,
     fileUploadLimit: sizeInBytes(env.FILE_UPLOAD_LIMIT),
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
@@ -134,7 +138,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The variables that hold secrets; DATABASE_URL's password is one too. */
-const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'TYPESENSE_API_KEY'] as const;
+const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'TYPESENSE_API_KEY', 'URL_SIGNING_SECRET'] as const;
 
 /** The secret values an environment holds, for the logger to strip from every line it writes. */
 export function secretValues(source: NodeJS.ProcessEnv = process.env): string[] {

@@ -822,7 +822,7 @@ describe('POST /api/file/html_page', () => {
   beforeAll(async () => {
     const crawlId = await seedCrawl(db(), datasetId);
     scrapeId = (await db()('crawl_requests').where({ id: crawlId }).first('scrape_id')).scrape_id;
-    secret = await crawlWebhookSecret(db(), scrapeId);
+    secret = await crawlWebhookSecret(service.services, scrapeId);
   });
 
   const page = (overrides: Record<string, unknown> = {}) => ({

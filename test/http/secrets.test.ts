@@ -198,7 +198,7 @@ describe('log lines', () => {
     const signature = new URL(link).searchParams.get('signature')!;
     expect((await fetch(link)).status).toBe(200);
     const scrapeId = (await services.store.db('crawl_requests').where({ id: await seedCrawl(services.store.db, datasetId) }).first('scrape_id')).scrape_id;
-    const crawlSecret = await crawlWebhookSecret(services.store.db, scrapeId);
+    const crawlSecret = await crawlWebhookSecret(services, scrapeId);
     const page = {
       data: { html: '<p>Hello</p>', metadata: { title: 'Hello' } },
       metadata: { dataset_id: datasetId, webhook_secret: crawlSecret },

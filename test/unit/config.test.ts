@@ -76,6 +76,7 @@ describe('loadConfig', () => {
     [{ EMBEDDING_BASE_URL: 'localhost:8080' }, 'EMBEDDING_BASE_URL'],
     [{ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/33' }, 'OUTBOUND_ALLOW_PRIVATE'],
     [{ OUTBOUND_ALLOW_PRIVATE: 'http://127.0.0.1' }, 'OUTBOUND_ALLOW_PRIVATE'],
+    [{ URL_SIGNING_SECRET: 'too-short' }, 'URL_SIGNING_SECRET'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));

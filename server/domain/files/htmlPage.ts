@@ -21,7 +21,7 @@ export async function receiveHtmlPage(services: Services, request: T.UploadHtmlP
   if (typeof secret !== 'string' || secret === '') throw badRequest('metadata.webhook_secret: must be the secret issued for the crawl');
   const crawl = await db('crawl_requests').where({ scrape_id: request.scrapeId }).first('dataset_id');
   if (!crawl) throw notFound(`scrapeId ${request.scrapeId} is not the scrape id of any crawl`);
-  if (!sameSecret(secret, await crawlWebhookSecret(db, request.scrapeId))) {
+  if (!sameSecret(secret, await crawlWebhookSecret(services, request.scrapeId))) {
     throw forbidden('metadata.webhook_secret: does not match the secret issued for this crawl');
   }
   if (crawl.dataset_id !== datasetId) throw forbidden(`metadata.dataset_id: crawl ${request.scrapeId} belongs to another dataset`);
