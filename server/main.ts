@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { handlers } from './handlers/index.js';
+import { answerClientError } from './http/clientError.js';
 import { createLogger } from './log.js';
 import { openServices, type Services } from './services.js';
 
@@ -44,6 +45,8 @@ export async function startService(config: Config): Promise<RunningService> {
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ message: 'the service is starting' }));
   };
   server.on('request', starting);
+  // Requests Node refuses before any handler (headers too large, malformed) get the {message} body too.
+  server.on('clientError', answerClientError);
   await listen(server, config.port, config.host);
   let services: Services;
   try {

@@ -1,7 +1,9 @@
 // The HTTP server's connection handling: keep-alive sockets outlive common client idle times (Node's
 // default of 5 s closed them under clients about to reuse them), and stop() closes idle connections
-// at once while a request in flight still gets its answer, with `Connection: close`.
+// at once while a request in flight still gets its answer, with `Connection: close`; a request Node
+// refuses itself (headers over its limit) gets a JSON `{message}` like every other error.
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { startService, type RunningService } from '../../server/main.js';
@@ -57,6 +59,19 @@ describe('HTTP connections', () => {
     } finally {
       agent.destroy();
     }
+  });
+
+  it('answers headers over the limit with 431 and a JSON message', async () => {
+    const { port } = new URL(service!.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d) => (answer += d));
+    socket.write(`GET /api/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'x'.repeat(20_000)}\r\n\r\n`);
+    await new Promise((resolve) => socket.once('close', resolve));
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head.toLowerCase()).toContain('content-type: application/json');
+    expect(JSON.parse(body).message).toMatch(/headers are over the size limit/);
   });
 
   it('stop() closes idle connections at once and answers a request in flight with Connection: close', async () => {
