@@ -51,7 +51,7 @@ export interface LoadResult {
   options: LoadOptions;
   load: { chunks: number; wall_s: number };
   clients: number;
-  duration_s: number;
+  measured_s: number;
   requests: number;
   requests_per_s: number;
   errors: Record<ErrorKind, number>;
@@ -202,7 +202,7 @@ async function drive(url: string, datasetId: string, queries: string[], writes: 
   byKind.all = figures(Object.values(latencies).flat(), Object.values(failed).reduce((a, b) => a + b, 0));
   return {
     clients: options.clients,
-    duration_s: Math.round(durationS * 10) / 10,
+    measured_s: Math.round(durationS * 10) / 10,
     requests: byKind.all.requests,
     requests_per_s: Math.round((byKind.all.requests / durationS) * 10) / 10,
     errors,
@@ -292,7 +292,7 @@ export function formatLoad(mode: string, r: LoadResult): string {
   const m = r.machine_load;
   const errorTotal = Object.values(r.errors).reduce((a, b) => a + b, 0);
   return [
-    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.duration_s, 1)} s against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s)`,
+    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.measured_s, 1)} s against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s)`,
     table(rows),
     `${fmt(r.requests)} requests (${fmt(r.requests_per_s, 1)}/s), ${fmt(r.chunks_written)} chunks written, ${fmt(r.idle_pauses)} idle pauses of 1-10 s, ${fmt(r.connections_opened)} connections opened`,
     `errors: ${errorTotal} (resets ${r.errors.reset}, timeouts ${r.errors.timeout}, non-2xx ${r.errors['non-2xx']}, other ${r.errors.other})${r.error_samples.length ? `\n  ${r.error_samples.join('\n  ')}` : ''}`,
