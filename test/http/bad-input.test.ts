@@ -301,3 +301,15 @@ describe('headers over the size limit, once answerClientError is wired to the se
     }
   });
 });
+
+describe('an empty tracking id is a tracking id', () => {
+  it('a second chunk with tracking_id "" is kept as the first, not a 500', async () => {
+    const first = await send('POST', '/api/chunk', { chunk_html: 'first', tracking_id: '' });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const second = await send('POST', '/api/chunk', { chunk_html: 'second', tracking_id: '' });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.chunk_metadata.id).toBe(first.body.chunk_metadata.id);
+    expectRefused(await send('POST', '/api/chunk', [{ chunk_html: 'a', tracking_id: '' }, { chunk_html: 'b', tracking_id: '' }]), /^\[1\]\.tracking_id: {2}is also given to chunk 0/);
+    await send('DELETE', `/api/chunk/${first.body.chunk_metadata.id}`);
+  });
+});

@@ -52,14 +52,15 @@ export async function createChunks(
   }
   await assertGroupsExist(db, dataset.id, payloads.flatMap((p) => p.group_ids ?? []));
 
-  const trackingIds = columns.flatMap((c) => (c.tracking_id ? [c.tracking_id] : []));
+  // An empty tracking id is a tracking id like any other (the unique index holds it): not a missing one.
+  const trackingIds = columns.flatMap((c) => (c.tracking_id != null ? [c.tracking_id] : []));
   const existing = new Map<string, StoredChunk>(
     trackingIds.length
       ? (await db<StoredChunk>('chunks').where({ dataset_id: dataset.id }).whereIn('tracking_id', trackingIds)).map((row) => [row.tracking_id!, row])
       : [],
   );
   const plans = payloads.map((payload, i) => {
-    const found = columns[i].tracking_id ? existing.get(columns[i].tracking_id!) : undefined;
+    const found = columns[i].tracking_id != null ? existing.get(columns[i].tracking_id!) : undefined;
     if (!found) return { action: 'insert' as const, chunk: columns[i], payload };
     if (!payload.upsert_by_tracking_id) return { action: 'keep' as const, chunk: { ...columns[i], id: found.id }, payload };
     return { action: 'update' as const, chunk: { ...columns[i], id: found.id }, payload, previous: found };
@@ -105,7 +106,7 @@ export async function createChunks(
   const byId = new Map<string, StoredChunk>(
     (await db<StoredChunk>('chunks').whereIn('id', plans.map((p) => p.chunk.id))).map((row) => [row.id, row]),
   );
-  const byTrackingId = new Map([...byId.values()].filter((r) => r.tracking_id).map((r) => [r.tracking_id!, r]));
+  const byTrackingId = new Map([...byId.values()].filter((r) => r.tracking_id != null).map((r) => [r.tracking_id!, r]));
   return plans.map((p) => byId.get(p.chunk.id) ?? byTrackingId.get(p.chunk.tracking_id!)!);
 }
 
@@ -137,7 +138,7 @@ function columnsOf(payload: T.ChunkReqPayload, datasetId: string, where: string,
 function assertUniqueTrackingIds(columns: ChunkColumns[], where: (i: number) => string): void {
   const seen = new Map<string, number>();
   columns.forEach((c, i) => {
-    if (!c.tracking_id) return;
+    if (c.tracking_id == null) return;
     if (seen.has(c.tracking_id)) throw badRequest(`${where(i)}tracking_id: ${c.tracking_id} is also given to chunk ${seen.get(c.tracking_id)} of the batch`);
     seen.set(c.tracking_id, i);
   });
