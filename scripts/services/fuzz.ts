@@ -1,0 +1,149 @@
+// Installs schemathesis, the contract fuzzer of test/http/contract-fuzz.test.ts, from PyPI into
+// <project>/.services/fuzz-venv, the way install.ts installs the engines: every package pinned
+// (schemathesis and what it needs, so a new machine gets the same run), binary wheels only, a marker
+// recording what was installed, and a lock so parallel test files install it once.
+// `npx tsx scripts/services/fuzz.ts` installs it by hand.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { SERVICES_DIR } from './paths.js';
+import type { Log } from './proc.js';
+
+/** schemathesis 4.32.5 and its dependencies as pip resolved them (Python 3.11). */
+export const FUZZ_PACKAGES = [
+  'schemathesis==4.32.5',
+  'anyio==4.16.0',
+  'certifi==2026.10.18',
+  'charset-normalizer==3.5.2',
+  'click==8.5.1',
+  'graphql-core==3.3.2',
+  'harfile==0.6.0',
+  'hypothesis==6.170.15',
+  'hypothesis-graphql==0.13.5',
+  'idna==3.20',
+  'iniconfig==2.3.1',
+  'jsonschema_rs==0.60.3',
+  'markdown-it-py==4.3.0',
+  'MarkupSafe==3.0.4',
+  'mdurl==0.1.2',
+  'packaging==26.3',
+  'pluggy==1.7.0',
+  'Pygments==2.21.0',
+  'pyrate-limiter==4.5.1',
+  'pytest==9.2.0',
+  'PyYAML==6.0.3',
+  'requests==2.34.2',
+  'rich==15.0.0',
+  'sortedcontainers==2.4.0',
+  'typing_extensions==4.16.0',
+  'urllib3==2.8.0',
+  'Werkzeug==3.1.9',
+] as const;
+
+export const FUZZ_VENV = path.join(SERVICES_DIR, 'fuzz-venv');
+export const SCHEMATHESIS_BIN = path.join(FUZZ_VENV, 'bin', 'schemathesis');
+const MARKER = path.join(FUZZ_VENV, 'installed.json');
+const LOCK_DIR = path.join(SERVICES_DIR, 'fuzz-install.lock');
+
+function isInstalled(): boolean {
+  try {
+    const marker = JSON.parse(fs.readFileSync(MARKER, 'utf8')) as { packages?: string[] };
+    return JSON.stringify(marker.packages) === JSON.stringify(FUZZ_PACKAGES) && fs.existsSync(SCHEMATHESIS_BIN);
+  } catch {
+    return false;
+  }
+}
+
+/** Runs a command; rejects with the tail of its output. */
+function run(cmd: string, args: string[], log: Log): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    const onData = (buf: Buffer) => {
+      for (const line of buf.toString('utf8').split('\n').filter((l) => l.trim())) {
+        lines.push(line);
+        if (lines.length > 40) lines.shift();
+        log(`  ${line}`);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${lines.join('\n')}`))));
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The pid in the lock; 0 while its owner has not written it yet, or has just released the lock. */
+function lockOwner(): number {
+  try {
+    return Number(fs.readFileSync(path.join(LOCK_DIR, 'pid'), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** One installer at a time across processes: mkdir is atomic; a dead owner's lock is taken over. */
+async function withLock<T>(log: Log, fn: () => Promise<T>): Promise<T> {
+  for (let waited = false; ; waited = true) {
+    try {
+      fs.mkdirSync(LOCK_DIR);
+      fs.writeFileSync(path.join(LOCK_DIR, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = lockOwner();
+      if (owner && !pidAlive(owner)) {
+        fs.rmSync(LOCK_DIR, { recursive: true, force: true });
+        continue;
+      }
+      if (!waited) log('another process is installing schemathesis; waiting');
+      await sleep(500);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(LOCK_DIR, { recursive: true, force: true });
+  }
+}
+
+/** The schemathesis command, installed first when missing or of other pins. */
+export async function installFuzz(opts: { log?: Log } = {}): Promise<string> {
+  const log = opts.log ?? (() => {});
+  if (isInstalled()) return SCHEMATHESIS_BIN;
+  fs.mkdirSync(SERVICES_DIR, { recursive: true });
+  fs.writeFileSync(path.join(SERVICES_DIR, '.gitignore'), '*\n');
+  await withLock(log, async () => {
+    if (isInstalled()) return;
+    const started = Date.now();
+    fs.rmSync(FUZZ_VENV, { recursive: true, force: true });
+    await run('python3', ['-m', 'venv', FUZZ_VENV], log);
+    const pip = ['-m', 'pip', 'install', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off'];
+    await run(path.join(FUZZ_VENV, 'bin', 'python'), [...pip, ...FUZZ_PACKAGES], log);
+    fs.writeFileSync(MARKER, JSON.stringify({ packages: FUZZ_PACKAGES, installedAt: new Date().toISOString() }, null, 2) + '\n');
+    log(`schemathesis installed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  });
+  return SCHEMATHESIS_BIN;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  installFuzz({ log: (line) => console.log(line) }).then(
+    (bin) => console.log(bin),
+    (error) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}
