@@ -2736,6 +2736,10 @@ export type GetRagAnalyticsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetRagAnalyticsError = GetRagAnalyticsErrors[keyof GetRagAnalyticsErrors];
@@ -2773,6 +2777,10 @@ export type CreateApiOnlyUserErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
     /**
      * The organization's plan does not allow this request.
      */
@@ -2857,6 +2865,10 @@ export type BulkDeleteChunkErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type BulkDeleteChunkError = BulkDeleteChunkErrors[keyof BulkDeleteChunkErrors];
@@ -2904,6 +2916,10 @@ export type CreateChunkErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
     /**
      * The organization's plan does not allow this request.
      */
@@ -2955,6 +2971,10 @@ export type UpdateChunkErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateChunkError = UpdateChunkErrors[keyof UpdateChunkErrors];
@@ -3002,6 +3022,10 @@ export type CreateChunkGroupErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type CreateChunkGroupError = CreateChunkGroupErrors[keyof CreateChunkGroupErrors];
@@ -3049,6 +3073,10 @@ export type UpdateChunkGroupErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateChunkGroupError = UpdateChunkGroupErrors[keyof UpdateChunkGroupErrors];
@@ -3263,6 +3291,10 @@ export type RemoveChunkFromGroupErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type RemoveChunkFromGroupError = RemoveChunkFromGroupErrors[keyof RemoveChunkFromGroupErrors];
@@ -3315,6 +3347,10 @@ export type AddChunkToGroupErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type AddChunkToGroupError = AddChunkToGroupErrors[keyof AddChunkToGroupErrors];
@@ -3362,6 +3398,10 @@ export type GetGroupsForChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetGroupsForChunksError = GetGroupsForChunksErrors[keyof GetGroupsForChunksErrors];
@@ -3409,6 +3449,10 @@ export type CountGroupChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type CountGroupChunksError = CountGroupChunksErrors[keyof CountGroupChunksErrors];
@@ -3460,6 +3504,10 @@ export type AutocompleteSearchOverGroupsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type AutocompleteSearchOverGroupsError = AutocompleteSearchOverGroupsErrors[keyof AutocompleteSearchOverGroupsErrors];
@@ -3511,6 +3559,10 @@ export type SearchOverGroupsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type SearchOverGroupsError = SearchOverGroupsErrors[keyof SearchOverGroupsErrors];
@@ -3562,6 +3614,10 @@ export type GetRecommendedGroupsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetRecommendedGroupsError = GetRecommendedGroupsErrors[keyof GetRecommendedGroupsErrors];
@@ -3613,6 +3669,10 @@ export type SearchWithinGroupErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type SearchWithinGroupError = SearchWithinGroupErrors[keyof SearchWithinGroupErrors];
@@ -3822,6 +3882,10 @@ export type AddChunkToGroupByTrackingIdErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type AddChunkToGroupByTrackingIdError = AddChunkToGroupByTrackingIdErrors[keyof AddChunkToGroupByTrackingIdErrors];
@@ -3973,6 +4037,10 @@ export type AutocompleteErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type AutocompleteError = AutocompleteErrors[keyof AutocompleteErrors];
@@ -4020,6 +4088,10 @@ export type CountChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type CountChunksError = CountChunksErrors[keyof CountChunksErrors];
@@ -4071,6 +4143,10 @@ export type GetRecommendedChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetRecommendedChunksError = GetRecommendedChunksErrors[keyof GetRecommendedChunksErrors];
@@ -4122,6 +4198,10 @@ export type SearchChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type SearchChunksError = SearchChunksErrors[keyof SearchChunksErrors];
@@ -4151,6 +4231,10 @@ export type SplitHtmlContentErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type SplitHtmlContentError = SplitHtmlContentErrors[keyof SplitHtmlContentErrors];
@@ -4298,6 +4382,10 @@ export type UpdateChunkByTrackingIdErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateChunkByTrackingIdError = UpdateChunkByTrackingIdErrors[keyof UpdateChunkByTrackingIdErrors];
@@ -4349,6 +4437,10 @@ export type GetChunksByIdsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetChunksByIdsError = GetChunksByIdsErrors[keyof GetChunksByIdsErrors];
@@ -4396,6 +4488,10 @@ export type ScrollDatasetChunksErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type ScrollDatasetChunksError = ScrollDatasetChunksErrors[keyof ScrollDatasetChunksErrors];
@@ -4447,6 +4543,10 @@ export type GetChunksByTrackingIdsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetChunksByTrackingIdsError = GetChunksByTrackingIdsErrors[keyof GetChunksByTrackingIdsErrors];
@@ -4547,6 +4647,10 @@ export type CreateDatasetErrors = {
      */
     413: ErrorResponseBody;
     /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
      * The organization's plan does not allow this request.
      */
     426: ErrorResponseBody;
@@ -4597,6 +4701,10 @@ export type UpdateDatasetErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateDatasetError = UpdateDatasetErrors[keyof UpdateDatasetErrors];
@@ -4741,6 +4849,10 @@ export type BatchCreateDatasetsErrors = {
      */
     413: ErrorResponseBody;
     /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
      * The organization's plan does not allow this request.
      */
     426: ErrorResponseBody;
@@ -4840,6 +4952,10 @@ export type CloneDatasetErrors = {
      */
     413: ErrorResponseBody;
     /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
      * The organization's plan does not allow this request.
      */
     426: ErrorResponseBody;
@@ -4890,6 +5006,10 @@ export type GetEventsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetEventsError = GetEventsErrors[keyof GetEventsErrors];
@@ -4989,6 +5109,10 @@ export type GetAllTagsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetAllTagsError = GetAllTagsErrors[keyof GetAllTagsErrors];
@@ -5394,6 +5518,10 @@ export type UploadFileHandlerErrors = {
      */
     413: ErrorResponseBody;
     /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
      * The organization's plan does not allow this request.
      */
     426: ErrorResponseBody;
@@ -5559,6 +5687,10 @@ export type CreatePresignedUrlForCsvJsonlErrors = {
      */
     413: ErrorResponseBody;
     /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
      * The organization's plan does not allow this request.
      */
     426: ErrorResponseBody;
@@ -5599,6 +5731,10 @@ export type UploadHtmlPageErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
     /**
      * The organization's plan does not allow this request.
      */
@@ -5683,6 +5819,10 @@ export type PostInvitationErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
     /**
      * The organization's plan does not allow this request.
      */
@@ -5820,6 +5960,10 @@ export type CreateOrganizationErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
@@ -5867,6 +6011,10 @@ export type UpdateOrganizationErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateOrganizationError = UpdateOrganizationErrors[keyof UpdateOrganizationErrors];
@@ -6062,6 +6210,10 @@ export type CreateOrganizationApiKeyErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type CreateOrganizationApiKeyError = CreateOrganizationApiKeyErrors[keyof CreateOrganizationApiKeyErrors];
@@ -6157,6 +6309,10 @@ export type UpdateAllOrgDatasetConfigsErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateAllOrgDatasetConfigsError = UpdateAllOrgDatasetConfigsErrors[keyof UpdateAllOrgDatasetConfigsErrors];
@@ -6209,6 +6365,10 @@ export type GetOrganizationUsageErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type GetOrganizationUsageError = GetOrganizationUsageErrors[keyof GetOrganizationUsageErrors];
@@ -6304,6 +6464,10 @@ export type UpdateUserErrors = {
      * The request body is over the size limit.
      */
     413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
 };
 
 export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];

@@ -233,6 +233,12 @@ describe('a request without the body its operation requires', () => {
     expect((await response.json()).message).toMatch(/^Content-Type: say what the body is/);
   });
 
+  it('a body of a media type the operation does not take: the declared 415', async () => {
+    const reply = await service.request('POST', '/api/chunk', { headers: headers({ 'content-type': 'text/plain' }), rawBody: 'chunk' });
+    expectRefused(reply, /^unsupported media type text\/plain/, 415);
+    expect(await count('chunks')).toBe(0);
+  });
+
   it('an operation whose body is optional still answers without one', async () => {
     expect((await send('POST', `/api/organization/usage/${organizationId}`)).status).toBe(200);
   });
