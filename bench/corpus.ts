@@ -63,7 +63,7 @@ const LANGS = ['en', 'en', 'en', 'en-GB', 'en-US'];
 
 /** Cumulative Zipf–Mandelbrot weights (s = 1.07, q = 4) over the content words. */
 const ZIPF_CDF = (() => {
-  const weights = CONTENT_WORDS.map((_, rank) => 1 / Math.pow(rank + 1 + 4, 1.07));
+  const weights = CONTENT_WORDS.map((_, rank) => 1 / (rank + 1 + 4) ** 1.07);
   const total = weights.reduce((a, b) => a + b, 0);
   let sum = 0;
   return weights.map((w) => (sum += w / total));

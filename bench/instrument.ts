@@ -73,7 +73,7 @@ export class Instrument {
 
   private wrap(target: Record<string, AnyFn>, name: string, timing: () => Timing): void {
     const original = target[name];
-    const own = Object.prototype.hasOwnProperty.call(target, name);
+    const own = Object.hasOwn(target, name);
     target[name] = async function (this: unknown, ...args: unknown[]) {
       const t0 = performance.now();
       try {

@@ -44,7 +44,10 @@ function sortKeys(o: Doc): Doc {
 
 function assertRefsResolve(doc: Doc): void {
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
       if (k === '$ref' && typeof v === 'string') {

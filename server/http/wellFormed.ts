@@ -6,7 +6,7 @@
 // request with 400 naming the field; limits a schema can say (lengths, ranges) are in the contract.
 import type { Request, RequestHandler } from 'express';
 import contract from '../../generated/openapi.json' with { type: 'json' };
-import { badRequest, HttpError } from '../errors.js';
+import { badRequest, type HttpError } from '../errors.js';
 
 /** Objects and arrays inside one another, counting the body itself as the first level. */
 export const MAX_DEPTH = 64;
@@ -67,7 +67,10 @@ function checkNumberText(parameter: Parameter, text: unknown): void {
 }
 
 function checkValue(value: unknown, path: (string | number)[], depth: number, where?: string): void {
-  if (typeof value === 'string') return checkText(value, path, where);
+  if (typeof value === 'string') {
+    checkText(value, path, where);
+    return;
+  }
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw refusal(path, where, 'the number is out of range (JSON numbers must be finite doubles)');
     return;
@@ -75,7 +78,7 @@ function checkValue(value: unknown, path: (string | number)[], depth: number, wh
   if (value === null || typeof value !== 'object') return;
   if (depth > MAX_DEPTH) throw refusal(outerField(path), where, `nested more than ${MAX_DEPTH} levels of objects and arrays deep`);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => checkValue(item, [...path, i], depth + 1, where));
+    for (const [i, item] of value.entries()) checkValue(item, [...path, i], depth + 1, where);
     return;
   }
   for (const [key, item] of Object.entries(value)) {

@@ -231,14 +231,14 @@ function parseQuery(raw: string, withStems: boolean): Query {
     return unit;
   });
   const phrasesByFirst = new Map<string, number[]>();
-  phrases.forEach((p, i) => phrasesByFirst.set(p[0], [...(phrasesByFirst.get(p[0]) ?? []), i]));
+  for (const [i, p] of phrases.entries()) phrasesByFirst.set(p[0], [...(phrasesByFirst.get(p[0]) ?? []), i]);
   return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst };
 }
 
 // ---------------------------------------------------------------------------------------------
 // HTML → text, with a map back to the source
 
-const enum Kind {
+enum Kind {
   /** Copied from the source one to one. */
   Literal,
   /** A decoded character reference: marked whole or not at all. */

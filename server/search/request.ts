@@ -35,7 +35,7 @@ const STOP_WORDS = new Set('a an and are as at be but by for from has have how i
 /** The query without stop words (quoted phrases kept whole), for `remove_stop_words`. */
 export function withoutStopWords(query: string): string {
   const kept = query.match(/"[^"]*"|\S+/g)?.filter((word) => word.startsWith('"') || !STOP_WORDS.has(word.toLowerCase().replace(/^-/, '')));
-  return kept && kept.length ? kept.join(' ') : query;
+  return kept?.length ? kept.join(' ') : query;
 }
 
 /** Without `use_quote_negated_terms`, quotes and leading minus signs are ordinary characters. */

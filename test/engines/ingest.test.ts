@@ -89,7 +89,7 @@ async function pdfOf(pages: string[][]): Promise<Buffer> {
   const font = await doc.embedFont(StandardFonts.Helvetica);
   for (const lines of pages) {
     const page = doc.addPage();
-    lines.forEach((line, i) => page.drawText(line, { x: 40, y: 760 - i * 16, size: 11, font }));
+    for (const [i, line] of lines.entries()) page.drawText(line, { x: 40, y: 760 - i * 16, size: 11, font });
   }
   return Buffer.from(await doc.save());
 }

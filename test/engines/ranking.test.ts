@@ -163,7 +163,7 @@ describe('adjustments', () => {
     ];
     const weighted = await rank({ use_weights: true }, FIVE);
     expect(order(weighted)).toEqual(expected.map(([t]) => t));
-    weighted.forEach(([, score], i) => expect(score).toBeCloseTo(expected[i][1] as number, 10));
+    for (const [i, [, score]] of weighted.entries()) expect(score).toBeCloseTo(expected[i][1] as number, 10);
     expect(order(await rank({}, FIVE))).toEqual(order(weighted));
     expect(await rank({ use_weights: false, tag_weights: {} }, FIVE)).toEqual(FIVE);
   });

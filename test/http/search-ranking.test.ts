@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { autocomplete, createChunk, createDataset, createOrganization, searchChunks } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import { startStandInReranker, type StandInReranker } from '../support/reranker.js';
+import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -72,7 +73,7 @@ async function newDataset(name: string, serverConfiguration: T.DatasetConfigurat
 }
 
 beforeAll(async () => {
-  [service, reranker] = await Promise.all([startTestService(), startStandInReranker()]);
+  [service, reranker] = await Promise.all([startTestService(ALLOW_LOCAL_STAND_INS), startStandInReranker()]);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Ranking' } })).data!.id;
   shop = await newDataset('shop', { RERANKER_BASE_URL: reranker.baseUrl }, SHOP);
   diverse = await newDataset('diverse', { RERANKER_BASE_URL: reranker.baseUrl, RERANKER_MODEL_NAME: 'rerank-stand-in' }, DIVERSE);

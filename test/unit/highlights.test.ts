@@ -20,8 +20,8 @@ function h(html: string, query: string, options?: T.HighlightOptions | null): Hi
     // Every mark wraps text only, and (for the default tags) is a real element, not attribute text.
     const opened = result.chunk_html.split(pre).length - 1;
     expect(result.chunk_html.split(post).length - 1).toBe(opened);
-    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    expect(result.chunk_html.match(new RegExp(`${escape(pre)}[^<]*${escape(post)}`, 'g'))?.length).toBe(opened);
+    const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    expect(result.chunk_html.match(new RegExp(`${escapeRegExp(pre)}[^<]*${escapeRegExp(post)}`, 'g'))?.length).toBe(opened);
     if (pre === PRE) expect(DomUtils.getElementsByTagName('mark', parseDocument(result.chunk_html)).length).toBe(opened);
   }
   for (const passage of result.highlights) expect(passage).toBe(passage.trim());

@@ -86,7 +86,7 @@ describe('rankWeights', () => {
     expect(w.labelled[1].lexemes.sort()).toEqual(['t3', 't4']);
     expect(w.labelled[2].lexemes.sort()).toEqual(['t5', 't6']);
     // Each term's class weight is close to its own.
-    weights.forEach((x, i) => expect(Math.abs(weightOf(w, `t${i}`) - x)).toBeLessThan(0.2));
+    for (const [i, x] of weights.entries()) expect(Math.abs(weightOf(w, `t${i}`) - x)).toBeLessThan(0.2);
   });
 
   it('keeps a prefix term under D in a class of its own, and needs one class for equal weights', () => {

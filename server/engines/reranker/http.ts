@@ -47,7 +47,7 @@ export class HttpReranker implements Reranker {
       while (next < batches.length) {
         const batch = batches[next++];
         const batchScores = await this.withRetries(query, batch.texts);
-        batchScores.forEach((score, i) => (scores[batch.start + i] = score));
+        for (const [i, score] of batchScores.entries()) scores[batch.start + i] = score;
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, batches.length) }, worker));
@@ -98,7 +98,7 @@ export class HttpReranker implements Reranker {
     const pairs = Array.isArray(body) ? body : (body as { results?: unknown } | null)?.results;
     const fail = (problem: string) => new AbortError(new RerankerError(`reranker endpoint ${this.endpoint} ${problem}`));
     if (!Array.isArray(pairs)) throw fail('answered neither a list of {index, score} nor {results: [{index, relevance_score}]}');
-    const scores = new Array<number | undefined>(count);
+    const scores = new Array<number | undefined>(count).fill(undefined);
     for (const pair of pairs as { index?: unknown; score?: unknown; relevance_score?: unknown }[]) {
       const index = pair?.index;
       const score = pair?.relevance_score ?? pair?.score;
@@ -108,7 +108,7 @@ export class HttpReranker implements Reranker {
       if (scores[index] !== undefined) throw fail(`scored text ${index} twice`);
       scores[index] = score;
     }
-    const missing = scores.findIndex((s) => s === undefined);
+    const missing = scores.indexOf(undefined);
     if (missing >= 0) throw fail(`scored ${pairs.length} of the ${count} texts sent (text ${missing} has no score)`);
     return scores as number[];
   }

@@ -388,7 +388,10 @@ interface Deferred {
 function deferred(): Deferred {
   let resolve!: (value: unknown) => void;
   let reject!: (reason: Error) => void;
-  const promise = new Promise<unknown>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<unknown>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   promise.catch(() => {}); // nobody may ever ask for the result; that is not an unhandled rejection
   return { promise, resolve, reject };
 }

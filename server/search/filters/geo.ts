@@ -53,7 +53,7 @@ function withinPolygon(value: Record<string, unknown>, path: string, context: Co
   const rings = [ring(value.exterior, `${path}.exterior`)];
   if (value.interior != null) {
     if (!Array.isArray(value.interior)) fail(`${path}.interior`, 'must be a list of rings');
-    value.interior.forEach((hole, i) => rings.push(ring(hole, `${path}.interior[${i}]`)));
+    for (const [i, hole] of value.interior.entries()) rings.push(ring(hole, `${path}.interior[${i}]`));
   }
   const [lat1, lon1, lat2, lon2]: number[][] = [[], [], [], []];
   for (const points of rings) {

@@ -28,7 +28,7 @@ export interface FusionWeights {
 export function reciprocalRankFusion(lists: { hits: Hit[]; weight: number }[], k = RRF_K): Hit[] {
   const scores = new Map<string, number>();
   for (const { hits, weight } of lists) {
-    hits.forEach((hit, i) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + weight / (k + i + 1)));
+    for (const [i, hit] of hits.entries()) scores.set(hit.id, (scores.get(hit.id) ?? 0) + weight / (k + i + 1));
   }
   return [...scores]
     .map(([id, score]) => ({ id, score }))
