@@ -56,7 +56,24 @@ const CONTENT_WORDS = (
   .split(' ')
   .filter((w, i, all) => all.indexOf(w) === i);
 
-const TAGS = ['billing', 'account', 'security', 'shipping', 'returns', 'api', 'mobile', 'catalogue', 'privacy', 'onboarding', 'reports', 'integrations', 'troubleshooting', 'release-notes', 'pricing', 'faq'];
+const TAGS = [
+  'billing',
+  'account',
+  'security',
+  'shipping',
+  'returns',
+  'api',
+  'mobile',
+  'catalogue',
+  'privacy',
+  'onboarding',
+  'reports',
+  'integrations',
+  'troubleshooting',
+  'release-notes',
+  'pricing',
+  'faq',
+];
 const AUTHORS = ['ana', 'bo', 'chen', 'dara', 'eli', 'fatima', 'gus', 'hana'];
 const SECTIONS = ['help', 'docs', 'blog', 'store', 'changelog'];
 const LANGS = ['en', 'en', 'en', 'en-GB', 'en-US'];

@@ -82,7 +82,9 @@ export function formatFiles(mode: string, result: FilesResult): string {
       u.verified ? 'yes' : 'NO',
     ]);
   }
-  return [`files (${mode}): the service's resident memory while it receives an upload (idle: ${fmt(result.service_idle_rss_mib, 1)} MiB)`, table(rows)].join('\n');
+  return [`files (${mode}): the service's resident memory while it receives an upload (idle: ${fmt(result.service_idle_rss_mib, 1)} MiB)`, table(rows)].join(
+    '\n',
+  );
 }
 
 async function measure(service: ServiceProcess, datasetId: string, route: UploadRun['route'], bytes: number, log: (line: string) => void): Promise<UploadRun> {
@@ -103,7 +105,9 @@ async function measure(service: ServiceProcess, datasetId: string, route: Upload
   peak = Math.max(peak, rssMib(service.pid));
   const hwm = hwmReset ? highWaterMarkMib(service.pid) : null;
   const verified = (await downloadedSha256(service.url, datasetId, sent.fileId)) === sent.sha256;
-  log(`${route}: ${fmt(bytes / MIB)} MiB in ${fmt(wall, 2)} s, RSS ${fmt(before, 1)} → peak ${fmt(peak, 1)} MiB${verified ? '' : ' — DOWNLOADED BYTES DIFFER'}`);
+  log(
+    `${route}: ${fmt(bytes / MIB)} MiB in ${fmt(wall, 2)} s, RSS ${fmt(before, 1)} → peak ${fmt(peak, 1)} MiB${verified ? '' : ' — DOWNLOADED BYTES DIFFER'}`,
+  );
   if (!verified) throw new Error(`${route} upload: the bytes downloaded back differ from those sent`);
   return {
     route,
@@ -136,7 +140,13 @@ async function multipartUpload(url: string, datasetId: string, bytes: number): P
       }
     })(),
   );
-  const fileId = await postMultipart(url, datasetId, { fields: { create_chunks: 'false' }, fileName: 'large.txt', contentType: 'text/plain', size: bytes, body });
+  const fileId = await postMultipart(url, datasetId, {
+    fields: { create_chunks: 'false' },
+    fileName: 'large.txt',
+    contentType: 'text/plain',
+    size: bytes,
+    body,
+  });
   return { fileId, sha256: hash.digest('hex') };
 }
 

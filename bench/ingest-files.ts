@@ -63,7 +63,8 @@ export async function runFilesIngest(modeEnv: ModeEnvironment, options: FilesIng
 
     const client = createClient({ baseUrl: service.url, auth: () => ADMIN_KEY });
     const org = await createOrganization({ client, body: { name: 'bench-files-ingest' } });
-    const newDataset = async (name: string) => (await createDataset({ client, headers: { 'SVC-Organization': org.data!.id }, body: { dataset_name: name } })).data!.id;
+    const newDataset = async (name: string) =>
+      (await createDataset({ client, headers: { 'SVC-Organization': org.data!.id }, body: { dataset_name: name } })).data!.id;
     const engines = { store: service.services.store.kind, lexical: service.services.lexical.kind, workflows: service.services.workflows.kind };
     log(`service on ${service.url} (${engines.store}, ${engines.lexical}, ${engines.workflows})`);
 
@@ -83,7 +84,14 @@ export async function runFilesIngest(modeEnv: ModeEnvironment, options: FilesIng
   }
 }
 
-async function measure(service: RunningService, client: Client, datasetId: string, file: string, corpus: IngestRun['corpus'], log: (line: string) => void): Promise<IngestRun> {
+async function measure(
+  service: RunningService,
+  client: Client,
+  datasetId: string,
+  file: string,
+  corpus: IngestRun['corpus'],
+  log: (line: string) => void,
+): Promise<IngestRun> {
   const bytes = (await stat(file)).size;
   const rss = new RssSampler().start();
   const t0 = performance.now();
@@ -106,7 +114,8 @@ async function measure(service: RunningService, client: Client, datasetId: strin
     .where('g.file_id', fileId)
     .select(db.raw('count(*) as n'), db.raw('coalesce(sum(length(c.chunk_html)), 0) as chars'));
   const chunks = Number(n);
-  if (chunks !== event.data.chunks_created || chunks === 0) throw new Error(`${corpus} corpus: the event says ${event.data.chunks_created} chunks, the file's group holds ${chunks}`);
+  if (chunks !== event.data.chunks_created || chunks === 0)
+    throw new Error(`${corpus} corpus: the event says ${event.data.chunks_created} chunks, the file's group holds ${chunks}`);
   const totalS = (done - t0) / 1000;
   const run: IngestRun = {
     corpus,
@@ -125,16 +134,23 @@ async function measure(service: RunningService, client: Client, datasetId: strin
 }
 
 /** Polls the dataset's events until the file's completion event (either kind) is there. */
-async function completion(client: Client, datasetId: string, fileId: string, log: (line: string) => void): Promise<{ event_type: string; data: Record<string, any> }> {
+async function completion(
+  client: Client,
+  datasetId: string,
+  fileId: string,
+  log: (line: string) => void,
+): Promise<{ event_type: string; data: Record<string, any> }> {
   const deadline = Date.now() + 60 * 60_000;
   let failures = 0;
   for (;;) {
     // A poll that fails (a kept-alive connection closed under it, say) is tried again, thrice at most in a row.
-    const reply = await getEvents({ client, headers: { 'SVC-Dataset': datasetId }, body: { event_types: ['file_uploaded', 'file_upload_failed'] } }).catch((error: unknown) => ({
-      data: undefined,
-      error: String(error),
-      response: undefined,
-    }));
+    const reply = await getEvents({ client, headers: { 'SVC-Dataset': datasetId }, body: { event_types: ['file_uploaded', 'file_upload_failed'] } }).catch(
+      (error: unknown) => ({
+        data: undefined,
+        error: String(error),
+        response: undefined,
+      }),
+    );
     if (reply.error || !reply.data) {
       const problem = `events poll failed (${reply.response?.status ?? 'no answer'}): ${describeError(reply.error)}`;
       if (++failures > 3) throw new Error(problem);
@@ -154,7 +170,8 @@ async function completion(client: Client, datasetId: string, fileId: string, log
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return JSON.stringify(error);
   const parts: string[] = [];
-  for (let e: unknown = error; e instanceof Error; e = e.cause) parts.push(`${e.message}${(e as NodeJS.ErrnoException).code ? ` (${(e as NodeJS.ErrnoException).code})` : ''}`);
+  for (let e: unknown = error; e instanceof Error; e = e.cause)
+    parts.push(`${e.message}${(e as NodeJS.ErrnoException).code ? ` (${(e as NodeJS.ErrnoException).code})` : ''}`);
   return parts.join(': ');
 }
 
@@ -181,7 +198,10 @@ async function pdfCorpus(pages: number, seed: number): Promise<Buffer> {
   doc.setModificationDate(new Date(0));
   doc.setProducer('bench');
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  const words = textCorpus(pages * 5000, seed).toString().split(/\s+/).filter(Boolean);
+  const words = textCorpus(pages * 5000, seed)
+    .toString()
+    .split(/\s+/)
+    .filter(Boolean);
   let next = 0;
   for (let p = 0; p < pages; p++) {
     const page = doc.addPage([612, 792]);
@@ -201,7 +221,17 @@ function round(value: number): number {
 export function formatFilesIngest(mode: string, result: FilesIngestResult): string {
   const rows: (string | number)[][] = [['corpus', 'file MiB', 'chunks', 'upload s', 'ingest s', 'total s', 'MB/s', 'chunks/s', 'peak RSS MiB']];
   for (const r of result.runs) {
-    rows.push([r.corpus, fmt(r.file_bytes / MIB, 2), r.chunks, fmt(r.upload_s, 2), fmt(r.ingest_s, 2), fmt(r.total_s, 2), fmt(r.mb_per_s, 2), fmt(r.chunks_per_s, 0), r.rss_peak_mib]);
+    rows.push([
+      r.corpus,
+      fmt(r.file_bytes / MIB, 2),
+      r.chunks,
+      fmt(r.upload_s, 2),
+      fmt(r.ingest_s, 2),
+      fmt(r.total_s, 2),
+      fmt(r.mb_per_s, 2),
+      fmt(r.chunks_per_s, 0),
+      r.rss_peak_mib,
+    ]);
   }
   return `File ingestion, ${mode} (${result.engines.store}, ${result.engines.lexical}, ${result.engines.workflows}): upload through POST /api/file (multipart) to the file_uploaded event\n${table(rows)}`;
 }

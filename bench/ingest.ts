@@ -153,7 +153,9 @@ export async function runIngest(modeEnv: ModeEnvironment, options: IngestOptions
       const full: ApiRun = { ...run, ratio_to_raw: run.chunks_per_s / raw.chunks_per_s, ...(instrument ? { profile: instrument.snapshot() } : {}) };
       apiRuns.push(full);
       apiDatasets.push([`api_c${concurrency}`, dataset]);
-      log(`API ×${concurrency}: ${fmt(run.chunks_per_s)} chunks/s (${fmt(full.ratio_to_raw * 100)}% of raw), batch p50 ${fmt(run.latency_ms.p50)} ms, p99 ${fmt(run.latency_ms.p99)} ms`);
+      log(
+        `API ×${concurrency}: ${fmt(run.chunks_per_s)} chunks/s (${fmt(full.ratio_to_raw * 100)}% of raw), batch p50 ${fmt(run.latency_ms.p50)} ms, p99 ${fmt(run.latency_ms.p99)} ms`,
+      );
     }
     instrument?.uninstall();
 
@@ -202,7 +204,8 @@ async function once<T extends { response?: Response }>(call: () => Promise<T>): 
 /** An organization and a dataset in it, through the SDK, as a client would make them. */
 async function newDataset(ctx: Context, name: string): Promise<Dataset> {
   const org = await once(() => createOrganization({ client: ctx.client, body: { name: `bench-${name}` } }));
-  if (!org.data) throw new Error(`createOrganization answered ${org.response?.status}: ${String(org.error)} ${JSON.stringify(org.error)}`, { cause: org.error });
+  if (!org.data)
+    throw new Error(`createOrganization answered ${org.response?.status}: ${String(org.error)} ${JSON.stringify(org.error)}`, { cause: org.error });
   const orgId = org.data.id;
   const ds = await once(() => createDataset({ client: ctx.client, headers: { 'SVC-Organization': orgId }, body: { dataset_name: `bench-${name}` } }));
   if (!ds.data) throw new Error(`createDataset answered ${ds.response?.status}: ${String(ds.error)} ${JSON.stringify(ds.error)}`, { cause: ds.error });
@@ -330,8 +333,7 @@ function rawLexical(config: Config, db: Knex): RawLexical {
       const failed = results.filter((r) => !r.success);
       if (failed.length) throw new Error(`Typesense import rejected ${failed.length} documents: ${failed[0].error}`);
     },
-    count: async (datasetId) =>
-      (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${datasetId}\``, per_page: 1 })).found,
+    count: async (datasetId) => (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${datasetId}\``, per_page: 1 })).found,
     text: async (_datasetId, id) => {
       try {
         return (await client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents(id).retrieve()).text ?? null;
@@ -394,7 +396,11 @@ async function rawRun(ctx: Context, dataset: Dataset, corpus: ChunkReqPayload[],
     lap('embed');
     await ctx.db('chunks').insert(rows);
     lap('chunks');
-    await writeVectors(ctx.db, dataset.id, ids.map((chunkId, k) => ({ chunkId, vector: vectors[k] })));
+    await writeVectors(
+      ctx.db,
+      dataset.id,
+      ids.map((chunkId, k) => ({ chunkId, vector: vectors[k] })),
+    );
     lap('vectors');
     await ctx.lexical.write(dataset.id, ids, texts);
     lap('lexical');
@@ -411,8 +417,22 @@ async function counts(ctx: Context, datasetId: string): Promise<Counts> {
 }
 
 const COMPARED_COLUMNS = [
-  'chunk_html', 'convert_html_to_text', 'semantic_content', 'fulltext_content', 'fulltext_boost', 'semantic_boost', 'split_avg',
-  'link', 'metadata', 'tag_set', 'time_stamp', 'weight', 'num_value', 'image_urls', 'location_lat', 'location_lon',
+  'chunk_html',
+  'convert_html_to_text',
+  'semantic_content',
+  'fulltext_content',
+  'fulltext_boost',
+  'semantic_boost',
+  'split_avg',
+  'link',
+  'metadata',
+  'tag_set',
+  'time_stamp',
+  'weight',
+  'num_value',
+  'image_urls',
+  'location_lat',
+  'location_lon',
 ];
 
 async function sampleRow(ctx: Context, datasetId: string, trackingId: string) {
@@ -450,7 +470,8 @@ async function verify(
       const got = await sampleRow(ctx, dataset.id, trackingId);
       if (!got) failures.push(`${name}: chunk ${trackingId} missing`);
       else {
-        if (got.columns !== want.columns) failures.push(`${name}: chunk ${trackingId} columns differ from raw: ${got.columns.slice(0, 200)} vs ${want.columns.slice(0, 200)}`);
+        if (got.columns !== want.columns)
+          failures.push(`${name}: chunk ${trackingId} columns differ from raw: ${got.columns.slice(0, 200)} vs ${want.columns.slice(0, 200)}`);
         if (got.vector !== want.vector) failures.push(`${name}: chunk ${trackingId} vector differs from raw`);
         if (got.text !== want.text) failures.push(`${name}: chunk ${trackingId} lexical text differs from raw`);
       }
@@ -474,7 +495,17 @@ export function formatIngest(mode: string, r: IngestResult): string {
       .join(', ') || '–';
   const rows: (string | number)[][] = [
     ['run', 'chunks/s', 'API/raw', 'wall s', 'batch p50 ms', 'batch p99 ms', 'node CPU s', 'engines CPU', 'peak RSS MiB'],
-    [`raw engines (bulk ${o.rawBatch})`, fmt(r.raw.chunks_per_s), '', fmt(r.raw.wall_ms / 1000, 1), '', '', fmt(r.raw.node_cpu_ms / 1000, 1), engineCpu(r.raw.engine_cpu_ms), fmt(r.raw.peak_rss_mib)],
+    [
+      `raw engines (bulk ${o.rawBatch})`,
+      fmt(r.raw.chunks_per_s),
+      '',
+      fmt(r.raw.wall_ms / 1000, 1),
+      '',
+      '',
+      fmt(r.raw.node_cpu_ms / 1000, 1),
+      engineCpu(r.raw.engine_cpu_ms),
+      fmt(r.raw.peak_rss_mib),
+    ],
     ...r.api.map((a) => [
       `API ${a.batch}/req ×${a.concurrency}`,
       fmt(a.chunks_per_s),

@@ -199,7 +199,10 @@ async function drive(url: string, datasetId: string, queries: string[], writes: 
     max_ms: Math.round(Math.max(...values)),
   });
   const byKind = Object.fromEntries((Object.keys(latencies) as Kind[]).map((k) => [k, figures(latencies[k], failed[k])])) as Record<Kind | 'all', KindFigures>;
-  byKind.all = figures(Object.values(latencies).flat(), Object.values(failed).reduce((a, b) => a + b, 0));
+  byKind.all = figures(
+    Object.values(latencies).flat(),
+    Object.values(failed).reduce((a, b) => a + b, 0),
+  );
   return {
     clients: options.clients,
     measured_s: Math.round(durationS * 10) / 10,
@@ -242,7 +245,13 @@ function request(
     const req = http.request(`${url}${path}`, {
       method,
       agent,
-      headers: { authorization: ADMIN_KEY, 'svc-dataset': datasetId, 'x-api-version': 'V2', 'content-type': 'application/json', 'content-length': String(payload.length) },
+      headers: {
+        authorization: ADMIN_KEY,
+        'svc-dataset': datasetId,
+        'x-api-version': 'V2',
+        'content-type': 'application/json',
+        'content-length': String(payload.length),
+      },
     });
     req.once('socket', () => req.reusedSocket || connected());
     const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
@@ -287,7 +296,14 @@ export function formatLoad(mode: string, r: LoadResult): string {
   const rows: (string | number)[][] = [['requests', 'count', 'errors', 'p50 ms', 'p99 ms', 'max ms']];
   for (const kind of [...SEARCH_TYPES, 'write', 'all'] as const) {
     const f = r.by_kind[kind];
-    rows.push([kind === 'write' ? 'write (POST /api/chunk, 1-3 chunks)' : kind === 'all' ? 'all' : `search ${kind}`, fmt(f.requests), fmt(f.errors), fmt(f.p50_ms), fmt(f.p99_ms), fmt(f.max_ms)]);
+    rows.push([
+      kind === 'write' ? 'write (POST /api/chunk, 1-3 chunks)' : kind === 'all' ? 'all' : `search ${kind}`,
+      fmt(f.requests),
+      fmt(f.errors),
+      fmt(f.p50_ms),
+      fmt(f.p99_ms),
+      fmt(f.max_ms),
+    ]);
   }
   const m = r.machine_load;
   const errorTotal = Object.values(r.errors).reduce((a, b) => a + b, 0);
@@ -296,6 +312,10 @@ export function formatLoad(mode: string, r: LoadResult): string {
     table(rows),
     `${fmt(r.requests)} requests (${fmt(r.requests_per_s, 1)}/s), ${fmt(r.chunks_written)} chunks written, ${fmt(r.idle_pauses)} idle pauses of 1-10 s, ${fmt(r.connections_opened)} connections opened`,
     `errors: ${errorTotal} (resets ${r.errors.reset}, timeouts ${r.errors.timeout}, non-2xx ${r.errors['non-2xx']}, other ${r.errors.other})${r.error_samples.length ? `\n  ${r.error_samples.join('\n  ')}` : ''}`,
-    `machine: ${m.cores} cores, load average (1 min) ${fmt(m.loadavg_1m_before, 2)} before, ${fmt(m.loadavg_1m_after, 2)} after; CPU over the run: this benchmark's processes ${fmt(m.bench_tree_cpu_s, 1)} s (${Object.entries(m.descendants_cpu_s).map(([k, s]) => `${k} ${fmt(s, 1)} s`).join(', ')}), other processes ${fmt(m.other_processes_cpu_s, 1)} s`,
+    `machine: ${m.cores} cores, load average (1 min) ${fmt(m.loadavg_1m_before, 2)} before, ${fmt(m.loadavg_1m_after, 2)} after; CPU over the run: this benchmark's processes ${fmt(m.bench_tree_cpu_s, 1)} s (${Object.entries(
+      m.descendants_cpu_s,
+    )
+      .map(([k, s]) => `${k} ${fmt(s, 1)} s`)
+      .join(', ')}), other processes ${fmt(m.other_processes_cpu_s, 1)} s`,
   ].join('\n');
 }

@@ -190,7 +190,8 @@ async function loadDocuments(client: Client, datasetId: string, chunks: ChunkReq
     if (!res.data) throw new Error(`POST /api/chunk (documents ${batch[0].tracking_id}…) answered ${describe(res)}`);
     const stored = (res.data as { chunk_metadata: { tracking_id?: string | null }[] }).chunk_metadata;
     const got = stored.map((c) => c.tracking_id).join(',');
-    if (got !== batch.map((c) => c.tracking_id).join(',')) throw new Error(`POST /api/chunk (documents ${batch[0].tracking_id}…) stored other chunks than were sent`);
+    if (got !== batch.map((c) => c.tracking_id).join(','))
+      throw new Error(`POST /api/chunk (documents ${batch[0].tracking_id}…) stored other chunks than were sent`);
   }
   const { wallMs } = clock();
   return { wall_ms: Math.round(wallMs), chunks_per_s: Math.round((chunks.length * 1000) / wallMs), requests };
@@ -312,7 +313,10 @@ export function formatRelevance(mode: string, r: RelevanceResult): string {
   const w = r.collection.judged_query_words;
   const buckets = LENGTH_BUCKETS.map(([name]) => name);
   const zeroRows: (string | number)[][] = [
-    ['queries returning nothing, by length (words)', ...buckets.map((b) => `${b} (${r.types.find((t) => t.status === 'ok')?.zero_results_by_length[b]?.[1] ?? '–'})`)],
+    [
+      'queries returning nothing, by length (words)',
+      ...buckets.map((b) => `${b} (${r.types.find((t) => t.status === 'ok')?.zero_results_by_length[b]?.[1] ?? '–'})`),
+    ],
     ...r.types.filter((t) => t.status === 'ok').map((t) => [t.search_type, ...buckets.map((b) => String(t.zero_results_by_length[b][0]))]),
   ];
   const lines = [

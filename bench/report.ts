@@ -74,7 +74,11 @@ export function table(rows: (string | number)[][]): string {
   const cells = rows.map((r) => r.map((c) => String(c)));
   const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const numeric = (s: string) => /^[-+]?[\d,.]+( ?[%x×]|\s?ms|\s?MiB|\/s)?$|^–$/.test(s);
-  const line = (r: string[]) => r.map((c, i) => (numeric(c) && i > 0 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (numeric(c) && i > 0 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 

@@ -98,7 +98,11 @@ async function main(): Promise<number> {
     if (!(x >= 0 && x <= 1)) throw new UsageError(`--${name}: expected a number from 0 to 1, got ${text}`);
     return x;
   };
-  const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (text: string) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
 
   const ingest: IngestOptions = {
     chunks: int('chunks', values.chunks ?? '10000', 1),
@@ -196,7 +200,10 @@ async function main(): Promise<number> {
         try {
           const { json, text } = await suites[name].run(modeEnv, (line) => log(`${name}: ${line}`));
           // Instrumented runs go to a file of their own: their figures are not the reported ones.
-          const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, { ...json, duration_s: Math.round((performance.now() - t0) / 100) / 10 });
+          const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, {
+            ...json,
+            duration_s: Math.round((performance.now() - t0) / 100) / 10,
+          });
           console.log(`\n${text}\n→ ${file} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
         } catch (error) {
           failed = true;

@@ -140,7 +140,13 @@ export interface SearchResult {
   table_stats: Record<string, unknown>[];
   autovacuum_wait_s: number;
   /** When the tables had never been analyzed (PGlite): ANALYZE, then every variant again. */
-  after_analyze: { analyze_ms: number; goals: SearchResult['goals']; variants: VariantResult[]; plans: Record<string, string>; table_stats: Record<string, unknown>[] } | null;
+  after_analyze: {
+    analyze_ms: number;
+    goals: SearchResult['goals'];
+    variants: VariantResult[];
+    plans: Record<string, string>;
+    table_stats: Record<string, unknown>[];
+  } | null;
 }
 
 export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOptions, log: (line: string) => void): Promise<SearchResult> {
@@ -169,7 +175,11 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const load = await loadThroughApi(service, dataset.id, bodies, log);
     log(`loaded in ${fmt(load.wall_s, 1)} s (${fmt(load.chunks_per_s)} chunks/s)`);
     const raw = rawEngines(config, db, dataset);
-    const counts = { chunks: await countRows(db, 'chunks', dataset.id), vectors: await countRows(db, 'chunk_vectors', dataset.id), lexical: await raw.lexicalCount() };
+    const counts = {
+      chunks: await countRows(db, 'chunks', dataset.id),
+      vectors: await countRows(db, 'chunk_vectors', dataset.id),
+      lexical: await raw.lexicalCount(),
+    };
     for (const [what, n] of Object.entries(counts)) if (n !== chunks) throw new Error(`after the load the dataset holds ${n} ${what}, expected ${chunks}`);
 
     const filterTag = await tagNearest(db, dataset.id, chunks, TAG_SHARE);
@@ -220,7 +230,13 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       const analyzeMs = performance.now() - t0;
       const again = await measurePass(ctx, variants, warmQueries, queries, (line) => log(`after ANALYZE: ${line}`));
       const plansAfter = await explainPlans(service, db, datasetRow, raw, vectors, again, variants);
-      afterAnalyze = { analyze_ms: Math.round(analyzeMs), goals: goals(again.results), variants: again.results, plans: plansAfter, table_stats: await tableStats(service, db) };
+      afterAnalyze = {
+        analyze_ms: Math.round(analyzeMs),
+        goals: goals(again.results),
+        variants: again.results,
+        plans: plansAfter,
+        table_stats: await tableStats(service, db),
+      };
     }
 
     const embedding = latency([...embedMs.entries()].filter(([q]) => queries.includes(q)).map(([, ms]) => ms));
@@ -495,8 +511,10 @@ async function tagNearest(db: Knex, datasetId: string, total: number, share: num
 
 /** The corpus's function words (corpus.ts), and `id` from its `<code>word_id</code>`: not query words. */
 const NOT_QUERY_WORDS = new Set(
-  ('the a an of to in and or for with on at by from as is are was be it this that these you your we our ' +
-    'can will may should not when if then than into after before each every all any some more most only also id').split(' '),
+  (
+    'the a an of to in and or for with on at by from as is are was be it this that these you your we our ' +
+    'can will may should not when if then than into after before each every all any some more most only also id'
+  ).split(' '),
 );
 
 /**
@@ -508,7 +526,15 @@ export function queriesFrom(corpus: ChunkReqPayload[], count: number, seed: numb
   const out: string[] = [];
   while (out.length < count) {
     const html = corpus[Math.floor(random() * corpus.length)].chunk_html ?? '';
-    const words = [...new Set(html.replace(/<[^>]+>/g, ' ').replace(/&[a-z]+;/g, ' ').toLowerCase().match(/[a-z]+/g) ?? [])].filter((w) => !NOT_QUERY_WORDS.has(w));
+    const words = [
+      ...new Set(
+        html
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/&[a-z]+;/g, ' ')
+          .toLowerCase()
+          .match(/[a-z]+/g) ?? [],
+      ),
+    ].filter((w) => !NOT_QUERY_WORDS.has(w));
     const n = 2 + Math.floor(random() * 3);
     if (words.length < n) continue;
     for (let i = 0; i < n; i++) {
@@ -546,7 +572,9 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const d = dataset.size;
   // The statement nearestByIndex (server/search/retrieval/semantic.ts) builds, written out.
   const distance = `(chunk_vectors.embedding::vector(${d})) ${op} ?::vector(${d})`;
-  const score = { cosine: `(1 - (${distance}))`, dot: `(-(${distance}))`, euclidean: `(1 / (1 + (${distance})))`, manhattan: `(1 / (1 + (${distance})))` }[dataset.metric];
+  const score = { cosine: `(1 - (${distance}))`, dot: `(-(${distance}))`, euclidean: `(1 / (1 + (${distance})))`, manhattan: `(1 / (1 + (${distance})))` }[
+    dataset.metric
+  ];
   const semanticSql = (vector: string, filter: ChunkFilter | null, n: number) => {
     const tag = tagOf(filter);
     return {
@@ -642,10 +670,11 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
       if (!tag) return search(query, n);
       const candidates = await search(query, RAW_TYPESENSE_CANDIDATES);
       if (candidates.length === 0) return [];
-      const { rows } = await db.raw<{ rows: { id: string }[] }>(
-        `select id from chunks where dataset_id = ? and id = any(?::uuid[]) and ${TAG_CONDITION}`,
-        [dataset.id, candidates.map((h) => h.id), [tag]],
-      );
+      const { rows } = await db.raw<{ rows: { id: string }[] }>(`select id from chunks where dataset_id = ? and id = any(?::uuid[]) and ${TAG_CONDITION}`, [
+        dataset.id,
+        candidates.map((h) => h.id),
+        [tag],
+      ]);
       const kept = new Set(rows.map((r) => r.id));
       return candidates.filter((h) => kept.has(h.id)).slice(0, n);
     },
@@ -667,7 +696,10 @@ async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: 
       // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion. The
       // keyword list is the one the service fuses: BM25 when it sent BM25's statements, else full-text.
       const window = hybridWindow(PAGE_SIZE);
-      const [semantic, keyword] = await Promise.all([raw.semantic(vector, variant.filter, window), bm25 ? bm25.top(query, window) : raw.fulltext(query, variant.filter, window)]);
+      const [semantic, keyword] = await Promise.all([
+        raw.semantic(vector, variant.filter, window),
+        bm25 ? bm25.top(query, window) : raw.fulltext(query, variant.filter, window),
+      ]);
       return reciprocalRankFusion([
         { hits: semantic, weight: 1 },
         { hits: keyword, weight: 1 },
@@ -693,8 +725,11 @@ interface Bm25Replay {
 async function bm25Replay(db: Knex, statements: Statement[], probeQuery: string): Promise<Bm25Replay | { reason: string } | null> {
   const scoring = statements.filter((x) => /bm25_terms/.test(x.sql));
   if (scoring.length === 0) return null;
-  const termsStatement = statements.find((x) => /unnest\(to_tsvector\('english', \?\)\)/.test(x.sql) && x.bindings.length === 1 && x.bindings[0] === probeQuery);
-  if (!termsStatement || scoring.length !== 1) return { reason: `expected one terms statement and one scoring statement, got ${statements.map((x) => x.sql.slice(0, 60)).join(' | ')}` };
+  const termsStatement = statements.find(
+    (x) => /unnest\(to_tsvector\('english', \?\)\)/.test(x.sql) && x.bindings.length === 1 && x.bindings[0] === probeQuery,
+  );
+  if (!termsStatement || scoring.length !== 1)
+    return { reason: `expected one terms statement and one scoring statement, got ${statements.map((x) => x.sql.slice(0, 60)).join(' | ')}` };
   const template = scoring[0];
   const termsOf = async (query: string) => (await db.raw<{ rows: { lexeme: string }[] }>(termsStatement.sql, [query])).rows.map((r) => r.lexeme);
   const asTsquery = (terms: string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
@@ -749,17 +784,26 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
   const hasRaw = variant.type !== 'bm25' || bm25 !== null;
   const runs: Record<Step, (q: string) => Promise<string[]>> = {
     api: async (q) => {
-      const body = Buffer.from(JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }));
+      const body = Buffer.from(
+        JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }),
+      );
       const { status, text } = await post(agent, url, headers, body);
       if (status !== 200) throw new Error(`POST /api/chunk/search (${variant.name}, "${q}") answered ${status}: ${text.slice(0, 500)}`);
       return (JSON.parse(text) as { chunks: { chunk: { id: string } }[] }).chunks.map((c) => c.chunk.id);
     },
     retrieval: async (q) =>
-      (await retrieve(ctx.service.services, variant.type, { dataset: ctx.datasetRow, query: q, filter: variant.filter, limit: PAGE_SIZE, offset: 0, scoreThreshold: undefined, prefix: false })).hits.map(
-        (h) => h.id,
-      ),
-    raw: async (q) =>
-      (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!, bm25)).map((h) => h.id),
+      (
+        await retrieve(ctx.service.services, variant.type, {
+          dataset: ctx.datasetRow,
+          query: q,
+          filter: variant.filter,
+          limit: PAGE_SIZE,
+          offset: 0,
+          scoreThreshold: undefined,
+          prefix: false,
+        })
+      ).hits.map((h) => h.id),
+    raw: async (q) => (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!, bm25)).map((h) => h.id),
   };
   const steps = STEPS.filter((s) => s !== 'raw' || hasRaw);
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
@@ -857,7 +901,10 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
     const t0 = q.__knexQueryUid ? started.get(q.__knexQueryUid) : undefined;
     if (t0 === undefined) return;
     started.delete(q.__knexQueryUid!);
-    const flat = (q.sql ?? '?').replace(/\s+/g, ' ').replace(/\((?:\$\d+)(?:, ?\$\d+)+\)/g, '(…)').trim();
+    const flat = (q.sql ?? '?')
+      .replace(/\s+/g, ' ')
+      .replace(/\((?:\$\d+)(?:, ?\$\d+)+\)/g, '(…)')
+      .trim();
     const key = flat.length > 110 ? `${flat.slice(0, 109)}…` : flat;
     const t = sql.get(key) ?? { ms: 0, calls: 0 };
     t.ms += performance.now() - t0;
@@ -870,7 +917,9 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
   db.on('query-error', onDone);
   try {
     for (const q of queries) {
-      const body = Buffer.from(JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }));
+      const body = Buffer.from(
+        JSON.stringify({ query: q, search_type: variant.type, page_size: PAGE_SIZE, ...(variant.filter ? { filters: variant.filter } : {}) }),
+      );
       const t0 = performance.now();
       const { status, text } = await post(agent, url, headers, body);
       clientMs += performance.now() - t0;
@@ -889,9 +938,7 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
     client_ms: round2(clientMs / n),
     handler_ms: round2(handlerMs / n),
     outside_handler_ms: round2((clientMs - handlerMs) / n),
-    sql: [...sql]
-      .map(([statement, t]) => ({ statement, ms: round2(t.ms / n), calls: Math.round((t.calls / n) * 100) / 100 }))
-      .sort((a, b) => b.ms - a.ms),
+    sql: [...sql].map(([statement, t]) => ({ statement, ms: round2(t.ms / n), calls: Math.round((t.calls / n) * 100) / 100 })).sort((a, b) => b.ms - a.ms),
   };
 }
 
@@ -916,10 +963,18 @@ function goals(variants: VariantResult[]): SearchResult['goals'] {
   for (const v of variants) {
     if (!v.available) continue;
     const ratio = v.ratio?.p50 ?? null;
-    checks.push({ what: `${v.name}: API/raw p50 ≤ ${GOAL_RATIO_P50}`, value: ratio == null ? null : Math.round(ratio * 100) / 100, met: ratio == null ? null : ratio <= GOAL_RATIO_P50 });
+    checks.push({
+      what: `${v.name}: API/raw p50 ≤ ${GOAL_RATIO_P50}`,
+      value: ratio == null ? null : Math.round(ratio * 100) / 100,
+      met: ratio == null ? null : ratio <= GOAL_RATIO_P50,
+    });
     if (v.search_type === 'semantic' || v.search_type === 'fulltext') {
       const p99 = (v.api_excluding_embedding_ms ?? v.latency_ms!.api)!.p99;
-      checks.push({ what: `${v.name}: API p99${v.search_type === 'semantic' ? ' excluding embedding' : ''} < ${GOAL_P99_MS} ms`, value: p99, met: p99 < GOAL_P99_MS });
+      checks.push({
+        what: `${v.name}: API p99${v.search_type === 'semantic' ? ' excluding embedding' : ''} < ${GOAL_P99_MS} ms`,
+        value: p99,
+        met: p99 < GOAL_P99_MS,
+      });
     }
   }
   return { ratio_p50_max: GOAL_RATIO_P50, p99_max_ms: GOAL_P99_MS, checks };
@@ -946,10 +1001,17 @@ async function explainPlans(
   const explain = async (sql: string, bindings: readonly unknown[], n?: number, analyze = true) => {
     const run = async (trx: Knex.Transaction) => {
       if (n !== undefined) await useIterativeScan(trx, n);
-      const { rows } = await trx.raw<{ rows: Record<string, string>[] }>(`explain ${analyze ? '(analyze, buffers) ' : ''}${sql}`, bindings as Knex.RawBinding[]);
+      const { rows } = await trx.raw<{ rows: Record<string, string>[] }>(
+        `explain ${analyze ? '(analyze, buffers) ' : ''}${sql}`,
+        bindings as Knex.RawBinding[],
+      );
       // The query vector's 384 numbers and the candidates' 1,000 ids say nothing about the plan.
       return rows
-        .map((r) => Object.values(r)[0].replace(/'\[[-0-9.,e]{40,}\]'/g, "'[…]'").replace(/'\{[0-9a-f,-]{200,}\}'/g, (ids) => `'{…${ids.split(',').length} ids…}'`))
+        .map((r) =>
+          Object.values(r)[0]
+            .replace(/'\[[-0-9.,e]{40,}\]'/g, "'[…]'")
+            .replace(/'\{[0-9a-f,-]{200,}\}'/g, (ids) => `'{…${ids.split(',').length} ids…}'`),
+        )
         .join('\n');
     };
     return db.transaction(run);
@@ -961,12 +1023,18 @@ async function explainPlans(
       // Measured on few queries or one: the statements of the probe, not run again when too slow.
       const analyze = !pass.single.has(variant.name);
       let k = 0;
-      for (const s of probe.statements.filter((x) => !/from "(api_keys|datasets|organizations)"|^\s*insert|select \* from "chunks" where "dataset_id" = \? and "id" in/i.test(x.sql))) {
-        plans[`${variant.name} · service statement ${++k}${analyze ? '' : ', not run (EXPLAIN only)'} ("${probe.query}"): ${s.sql.slice(0, 120)}`] = await explain(s.sql, s.bindings, undefined, analyze);
+      for (const s of probe.statements.filter(
+        (x) => !/from "(api_keys|datasets|organizations)"|^\s*insert|select \* from "chunks" where "dataset_id" = \? and "id" in/i.test(x.sql),
+      )) {
+        plans[`${variant.name} · service statement ${++k}${analyze ? '' : ', not run (EXPLAIN only)'} ("${probe.query}"): ${s.sql.slice(0, 120)}`] =
+          await explain(s.sql, s.bindings, undefined, analyze);
       }
       continue;
     }
-    for (const [which, q] of [['p50', pass.medianQuery[variant.name]], ['p99', pass.p99Query[variant.name]]] as const) {
+    for (const [which, q] of [
+      ['p50', pass.medianQuery[variant.name]],
+      ['p99', pass.p99Query[variant.name]],
+    ] as const) {
       const vector = vectors.get(q)!;
       if (variant.type === 'semantic') {
         const s = raw.semanticSql(vector, variant.filter, PAGE_SIZE);
@@ -995,11 +1063,21 @@ async function statementsOf(service: RunningService, datasetRow: DatasetRow, var
   const listener = (data: { sql: string; bindings?: unknown[] }) => sent.push({ sql: data.sql, bindings: [...(data.bindings ?? [])] });
   db.on('query', listener);
   try {
-    await retrieve(service.services, variant.type, { dataset: datasetRow, query, filter: variant.filter, limit: PAGE_SIZE, offset: 0, scoreThreshold: undefined, prefix: false });
+    await retrieve(service.services, variant.type, {
+      dataset: datasetRow,
+      query,
+      filter: variant.filter,
+      limit: PAGE_SIZE,
+      offset: 0,
+      scoreThreshold: undefined,
+      prefix: false,
+    });
   } finally {
     db.off('query', listener);
   }
-  return sent.filter((s) => /^\s*(with|select)\b/i.test(s.sql) && !/set_config/.test(s.sql)).map((s) => ({ sql: questionMarks(s.sql, s.bindings.length), bindings: s.bindings }));
+  return sent
+    .filter((s) => /^\s*(with|select)\b/i.test(s.sql) && !/set_config/.test(s.sql))
+    .map((s) => ({ sql: questionMarks(s.sql, s.bindings.length), bindings: s.bindings }));
 }
 
 /** knex logs the SQL with $1, $2…; knex.raw wants `?` (the pg dialect numbers them in order, once each). */
@@ -1035,7 +1113,21 @@ export function formatSearch(mode: string, r: SearchResult): string {
   const ms = (v: number | null | undefined) => fmt(v, v != null && v < 10 ? 2 : 1);
   const variantTable = (variants: VariantResult[]) => {
     const rows: (string | number)[][] = [
-      ['search', 'API p50', 'API p99', 'raw p50', 'raw p99', 'API/raw p50', 'API/raw p99', 'API−embed p50', 'API−embed p99', 'retrieve() p50', 'retrieve() p99', 'hits', 'top-10 overlap'],
+      [
+        'search',
+        'API p50',
+        'API p99',
+        'raw p50',
+        'raw p99',
+        'API/raw p50',
+        'API/raw p99',
+        'API−embed p50',
+        'API−embed p99',
+        'retrieve() p50',
+        'retrieve() p99',
+        'hits',
+        'top-10 overlap',
+      ],
     ];
     for (const v of variants) {
       if (!v.available) {
@@ -1096,12 +1188,13 @@ export function formatSearch(mode: string, r: SearchResult): string {
       const sqlMs = b.sql.reduce((sum, t) => sum + t.ms, 0);
       return [
         `  ${v.name}: ${fmt(b.client_ms, 2)} = outside the handler (HTTP, validation, auth) ${fmt(b.outside_handler_ms, 2)} + handler ${fmt(b.handler_ms, 2)}; ` +
-          `SQL ${fmt(sqlMs, 2)} in ${fmt(b.sql.reduce((sum, t) => sum + t.calls, 0), 1)} statements:`,
+          `SQL ${fmt(sqlMs, 2)} in ${fmt(
+            b.sql.reduce((sum, t) => sum + t.calls, 0),
+            1,
+          )} statements:`,
         ...b.sql.slice(0, 6).map((t) => `      ${fmt(t.ms, 2).padStart(6)} ms ×${t.calls}  ${t.statement}`),
       ];
     }),
-    ...(a
-      ? ['', `after ANALYZE (${fmt(a.analyze_ms)} ms), the same queries again:`, variantTable(a.variants), ...notes(a.variants), goalLine(a.goals)]
-      : []),
+    ...(a ? ['', `after ANALYZE (${fmt(a.analyze_ms)} ms), the same queries again:`, variantTable(a.variants), ...notes(a.variants), goalLine(a.goals)] : []),
   ].join('\n');
 }

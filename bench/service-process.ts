@@ -25,7 +25,10 @@ export async function spawnService(env: Record<string, string>, log: (line: stri
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the service exited with code ${code} while starting`))));
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const healthy = await fetch(`${url}/api/health`).then((r) => r.ok, () => false);
+    const healthy = await fetch(`${url}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (healthy) break;
     if (Date.now() > deadline) throw new Error('the service did not answer /api/health within 120 s');
     await Promise.race([exited, new Promise((r) => setTimeout(r, 200))]);

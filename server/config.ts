@@ -8,13 +8,16 @@ const url = (protocols: string[]) =>
   z
     .string()
     .trim()
-    .refine((v) => {
-      try {
-        return protocols.includes(new URL(v).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`);
+    .refine(
+      (v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`,
+    );
 
 const schema = z
   .object({
@@ -36,8 +39,16 @@ const schema = z
     DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
     TYPESENSE_URL: url(['http:', 'https:']).optional(),
     TYPESENSE_API_KEY: optionalText,
-    TYPESENSE_COLLECTION: z.string().trim().regex(/^[A-Za-z0-9_-]+$/, 'may hold letters, digits, _ and - only').default('chunks'),
-    TEMPORAL_ADDRESS: z.string().trim().regex(/^[^\s:/]+:\d+$/, 'must be host:port').optional(),
+    TYPESENSE_COLLECTION: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9_-]+$/, 'may hold letters, digits, _ and - only')
+      .default('chunks'),
+    TEMPORAL_ADDRESS: z
+      .string()
+      .trim()
+      .regex(/^[^\s:/]+:\d+$/, 'must be host:port')
+      .optional(),
     TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
     EMBEDDING_BASE_URL: url(['http:', 'https:']).optional(),
@@ -65,7 +76,11 @@ const schema = z
     // An instance key is sent only to the endpoint it belongs to, which must therefore be named.
     for (const kind of ['EMBEDDING', 'RERANKER'] as const) {
       if (env[`${kind}_API_KEY`] && !env[`${kind}_BASE_URL`]) {
-        ctx.addIssue({ code: 'custom', path: [`${kind}_API_KEY`], message: `is sent only to ${kind}_BASE_URL, the endpoint it belongs to; set ${kind}_BASE_URL too` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [`${kind}_API_KEY`],
+          message: `is sent only to ${kind}_BASE_URL, the endpoint it belongs to; set ${kind}_BASE_URL too`,
+        });
       }
     }
   });
@@ -102,9 +117,7 @@ export class ConfigError extends Error {}
 
 /** Reads the configuration from an environment; a wrong value throws a ConfigError naming the variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
-  const picked = Object.fromEntries(
-    Object.keys(schema.shape).flatMap((k) => (source[k] === undefined || source[k] === '' ? [] : [[k, source[k]]])),
-  );
+  const picked = Object.fromEntries(Object.keys(schema.shape).flatMap((k) => (source[k] === undefined || source[k] === '' ? [] : [[k, source[k]]])));
   const parsed = schema.safeParse(picked);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);

@@ -29,7 +29,10 @@ const STOP_GRACE_MS = 10_000;
 
 /** The port could not be listened on (in use, or not allowed); the message names it. */
 export class ListenError extends Error {
-  constructor(message: string, readonly code: string | undefined) {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
     super(message);
     this.name = 'ListenError';
   }
@@ -90,7 +93,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     const failed = (error: NodeJS.ErrnoException) => {
       server.off('listening', listening);
       const where = `port ${port} on ${host}`;
-      if (error.code === 'EADDRINUSE') reject(new ListenError(`cannot listen on ${where}: it is already in use (another instance?); set PORT to a free port`, error.code));
+      if (error.code === 'EADDRINUSE')
+        reject(new ListenError(`cannot listen on ${where}: it is already in use (another instance?); set PORT to a free port`, error.code));
       else if (error.code === 'EACCES') reject(new ListenError(`cannot listen on ${where}: permission denied; set PORT to a port above 1023`, error.code));
       else reject(new ListenError(`cannot listen on ${where}: ${error.message}`, error.code));
     };

@@ -45,7 +45,13 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
 /** Closes in reverse order of opening, every one even when one fails. */
 async function closeAll(opened: { close(): Promise<void> }[]): Promise<void> {
   const results = [];
-  for (const engine of opened) results.push(await engine.close().then(() => null, (e: unknown) => e));
+  for (const engine of opened)
+    results.push(
+      await engine.close().then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
   const failure = results.find((r) => r !== null);
   if (failure) throw failure;
 }

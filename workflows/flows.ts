@@ -178,7 +178,9 @@ export async function cloneDatasetFlow(ctx: FlowContext<Activities>, input: Clon
   checkUuid('cloneDataset', 'targetId', targetId);
   checkBatchSize('cloneDataset', batchSize);
   const { copyDatasetChunks, copyDatasetGroups, copyDatasetBookmarks, indexDatasetChunks } = ctx.activities;
-  const pages = async (step: (batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number }) => Promise<{ count: number; lastId: string | null }>) => {
+  const pages = async (
+    step: (batch: { sourceId: string; targetId: string; afterId: string | null; batchSize: number }) => Promise<{ count: number; lastId: string | null }>,
+  ) => {
     let total = 0;
     for (let afterId: string | null = null; ; ) {
       const { count, lastId }: { count: number; lastId: string | null } = await step({ sourceId, targetId, afterId, batchSize });
@@ -191,7 +193,12 @@ export async function cloneDatasetFlow(ctx: FlowContext<Activities>, input: Clon
   const groupsCopied = await pages(copyDatasetGroups);
   let bookmarksCopied = 0;
   for (let after: { groupId: string; chunkId: string } | null = null; ; ) {
-    const { count, last }: { count: number; last: { groupId: string; chunkId: string } | null } = await copyDatasetBookmarks({ sourceId, targetId, after, batchSize });
+    const { count, last }: { count: number; last: { groupId: string; chunkId: string } | null } = await copyDatasetBookmarks({
+      sourceId,
+      targetId,
+      after,
+      batchSize,
+    });
     bookmarksCopied += count;
     if (count < batchSize || last === null) break;
     after = last;

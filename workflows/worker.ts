@@ -50,9 +50,7 @@ const quietLogger = new DefaultLogger('WARN');
  */
 export function installTemporalRuntime(logger?: WorkflowLogger): void {
   const forward = logger
-    ? new DefaultLogger('WARN', ({ level, message, meta }) =>
-        level === 'ERROR' ? logger.error({ ...meta }, message) : logger.warn({ ...meta }, message),
-      )
+    ? new DefaultLogger('WARN', ({ level, message, meta }) => (level === 'ERROR' ? logger.error({ ...meta }, message) : logger.warn({ ...meta }, message)))
     : quietLogger;
   try {
     Runtime.install({ logger: forward, shutdownSignals: [] });

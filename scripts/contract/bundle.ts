@@ -51,7 +51,10 @@ function assertRefsResolve(doc: Doc): void {
     if (!node || typeof node !== 'object') return;
     for (const [k, v] of Object.entries(node)) {
       if (k === '$ref' && typeof v === 'string') {
-        const target = v.replace(/^#\//, '').split('/').reduce<any>((at, part) => at?.[part], doc);
+        const target = v
+          .replace(/^#\//, '')
+          .split('/')
+          .reduce<any>((at, part) => at?.[part], doc);
         if (target === undefined) throw new Error(`unresolved reference ${v}`);
       } else visit(v);
     }

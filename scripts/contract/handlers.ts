@@ -15,7 +15,11 @@ export interface OperationInfo {
 
 /** hey-api's type name stem for an operationId: get_group_by_tracking_id -> GetGroupByTrackingId */
 export function typeStem(operationId: string): string {
-  return operationId.split(/[^A-Za-z0-9]+/).filter(Boolean).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+  return operationId
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((p) => p[0].toUpperCase() + p.slice(1))
+    .join('');
 }
 
 export function listOperations(doc: Doc): OperationInfo[] {
@@ -25,7 +29,10 @@ export function listOperations(doc: Doc): OperationInfo[] {
       const op = item[method];
       if (!op) continue;
       if (!op.operationId) throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
-      const headers = (op.parameters ?? []).map((p: Doc) => resolve(doc, p)).filter((p: Doc) => p.in === 'header').map((p: Doc) => p.name);
+      const headers = (op.parameters ?? [])
+        .map((p: Doc) => resolve(doc, p))
+        .filter((p: Doc) => p.in === 'header')
+        .map((p: Doc) => p.name);
       const secured = (op.security ?? doc.security ?? []).length > 0;
       const roleName = op['x-required-role'] as keyof typeof ROLES | undefined;
       if (secured && !roleName) throw new Error(`${op.operationId} needs x-required-role`);
@@ -35,7 +42,9 @@ export function listOperations(doc: Doc): OperationInfo[] {
         path,
         role: secured ? ROLES[roleName!] : null,
         scope: headers.includes('SVC-Dataset') ? 'dataset' : headers.includes('SVC-Organization') ? 'organization' : 'none',
-        successStatuses: Object.keys(op.responses).map(Number).filter((s) => s >= 200 && s < 300),
+        successStatuses: Object.keys(op.responses)
+          .map(Number)
+          .filter((s) => s >= 200 && s < 300),
       });
     }
   }
@@ -44,7 +53,10 @@ export function listOperations(doc: Doc): OperationInfo[] {
 
 function resolve(doc: Doc, node: Doc): Doc {
   if (!node.$ref) return node;
-  return node.$ref.replace(/^#\//, '').split('/').reduce((at: any, part: string) => at[part], doc);
+  return node.$ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((at: any, part: string) => at[part], doc);
 }
 
 /** hey-api names each operation's request type `<Stem>Data`: a schema of that name breaks the handler types. */
@@ -70,18 +82,14 @@ export function renderHandlers(doc: Doc): string {
     const stem = typeStem(op.operationId);
     const statuses = op.successStatuses.join(' | ');
     const context = op.role === null ? 'PublicContext' : { dataset: 'DatasetContext', organization: 'OrganizationContext', none: 'CallerContext' }[op.scope];
-    out.push(
-      `export type ${stem}Handler = (ctx: ${context}<T.${stem}Data>) => Promise<Reply<T.${stem}Responses, ${statuses}>>;`,
-    );
+    out.push(`export type ${stem}Handler = (ctx: ${context}<T.${stem}Data>) => Promise<Reply<T.${stem}Responses, ${statuses}>>;`);
   }
   out.push('', '/** Every operation of the contract and its handler. */', 'export interface Handlers {');
   for (const op of ops) out.push(`  ${op.operationId}: ${typeStem(op.operationId)}Handler;`);
   out.push('}', '', '/** Routing and access facts of every operation, read from the contract. */');
   out.push('export const operations = {');
   for (const op of ops) {
-    out.push(
-      `  ${op.operationId}: { method: '${op.method}', path: '${op.path}', role: ${op.role}, scope: '${op.scope}' },`,
-    );
+    out.push(`  ${op.operationId}: { method: '${op.method}', path: '${op.path}', role: ${op.role}, scope: '${op.scope}' },`);
   }
   out.push('} as const satisfies Record<keyof Handlers, OperationFacts>;', '');
   out.push(

@@ -61,7 +61,10 @@ function run(cmd: string, args: string[], log: Log): Promise<void> {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
     const onData = (buf: Buffer) => {
-      for (const line of buf.toString('utf8').split('\n').filter((l) => l.trim())) {
+      for (const line of buf
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.trim())) {
         lines.push(line);
         if (lines.length > 40) lines.shift();
         log(`  ${line}`);

@@ -75,9 +75,7 @@ function run(cmd: string, args: string[], log: Log): Promise<void> {
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${lines.join('\n')}`)),
-    );
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${lines.join('\n')}`))));
   });
 }
 

@@ -110,7 +110,9 @@ async function checkPgvector(port: number, logFile: string): Promise<void> {
     if (row?.nearest !== VECTOR_ROUND_TRIP_ANSWER.nearest) throw new Error(`the nearest vector came back as ${JSON.stringify(row)}`);
   } catch (err) {
     const cause = err instanceof Error ? err.message : String(err);
-    throw new Error(`postgres: pgvector failed a vector round trip (${cause}); the installed vector extension cannot run here. Log ${logFile}:\n${logTail(logFile)}`);
+    throw new Error(
+      `postgres: pgvector failed a vector round trip (${cause}); the installed vector extension cannot run here. Log ${logFile}:\n${logTail(logFile)}`,
+    );
   }
 }
 

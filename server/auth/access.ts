@@ -76,7 +76,12 @@ async function authenticate(services: Services, header: string | undefined): Pro
   const admin = services.config.adminApiKey;
   if (admin && sameSecret(key, admin)) return { kind: 'admin', role: 2, userId: await instanceAdminId(services.store.db) };
   // Remembered by the key's hash, never past the key's expiry.
-  return remembered(services.store.db, `key ${hashKey(key)}`, () => keyCaller(services, key), (caller) => caller.expiresAt?.getTime() ?? Infinity);
+  return remembered(
+    services.store.db,
+    `key ${hashKey(key)}`,
+    () => keyCaller(services, key),
+    (caller) => caller.expiresAt?.getTime() ?? Infinity,
+  );
 }
 
 async function keyCaller(services: Services, key: string): Promise<Extract<Caller, { kind: 'key' }>> {

@@ -53,7 +53,8 @@ export function checkScopeGrant(caller: Caller, field: string, granted: readonly
     [caller.memberScopes, "the key's user's"],
   ] as const) {
     if (own.length === 0) continue;
-    if (granted.length === 0) throw forbidden(`${field}: ${whose} scopes are limited, so the granted scopes must be limited too (an empty list allows every route)`);
+    if (granted.length === 0)
+      throw forbidden(`${field}: ${whose} scopes are limited, so the granted scopes must be limited too (an empty list allows every route)`);
     const beyond = granted.filter((scope) => !own.includes(scope));
     if (beyond.length > 0) throw forbidden(`${field}: ${beyond.join(', ')} is beyond ${whose} own scopes`);
   }
@@ -100,12 +101,7 @@ export async function insertApiKey(db: Knex, key: NewApiKey): Promise<string> {
   return value;
 }
 
-export async function createApiKey(
-  db: Knex,
-  organizationId: string,
-  caller: Caller,
-  request: T.CreateApiKeyReqPayload,
-): Promise<T.CreateApiKeyResponse> {
+export async function createApiKey(db: Knex, organizationId: string, caller: Caller, request: T.CreateApiKeyReqPayload): Promise<T.CreateApiKeyResponse> {
   const role = request.role as Role;
   if (role > caller.role) {
     throw forbidden(`a key with role ${roleNames[caller.role]} cannot create a key with role ${roleNames[role]}`);
@@ -148,13 +144,12 @@ function parseExpiry(value: string | null | undefined): Date | null {
   return date;
 }
 
-export async function listApiKeys(
-  db: Knex,
-  organizationId: string,
-  page: { cursor?: string | null; limit?: number | null },
-): Promise<T.ApiKeyRespBody[]> {
+export async function listApiKeys(db: Knex, organizationId: string, page: { cursor?: string | null; limit?: number | null }): Promise<T.ApiKeyRespBody[]> {
   if (page.cursor != null && !isUuid(page.cursor)) throw badRequest(`cursor: ${page.cursor} is not a key id`);
-  const query = db<ApiKeyRow>('api_keys').where({ organization_id: organizationId }).orderBy('id').limit(page.limit ?? 100);
+  const query = db<ApiKeyRow>('api_keys')
+    .where({ organization_id: organizationId })
+    .orderBy('id')
+    .limit(page.limit ?? 100);
   if (page.cursor != null) query.where('id', '>', page.cursor);
   return (await query).map(apiKeyRecord);
 }

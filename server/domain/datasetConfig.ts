@@ -118,8 +118,7 @@ export const defaultConfiguration: Readonly<DatasetConfiguration> = Object.freez
     'Use the following retrieved passages to answer the question that follows. Prefer the passages over ' +
     'what you already know, and mention which passage an answer comes from when that helps.',
   MESSAGE_TO_QUERY_PROMPT:
-    'Rewrite the message below as a short search query that would find the documents needed to answer it. ' +
-    'Reply with the query only.',
+    'Rewrite the message below as a short search query that would find the documents needed to answer it. ' + 'Reply with the query only.',
   USE_MESSAGE_TO_QUERY_PROMPT: false,
   RERANKER_BASE_URL: null,
   RERANKER_MODEL_NAME: null,

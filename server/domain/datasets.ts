@@ -114,13 +114,7 @@ export async function createDataset(db: Knex, organizationId: string, request: N
  * Creates the datasets, all or none, in one transaction. With `upsert`, an entry whose tracking id
  * names a dataset of the organization updates it (name, given configuration fields) instead.
  */
-export async function createDatasets(
-  db: Knex,
-  organizationId: string,
-  caller: Caller | null,
-  entries: NewDataset[],
-  upsert: boolean,
-): Promise<T.Dataset[]> {
+export async function createDatasets(db: Knex, organizationId: string, caller: Caller | null, entries: NewDataset[], upsert: boolean): Promise<T.Dataset[]> {
   const where = (i: number) => (entries.length > 1 ? `datasets[${i}].` : '');
   const seen = new Map<string, number>();
   const parsed = entries.map((entry, i) => {
@@ -192,7 +186,10 @@ export async function updateDataset(db: Knex, organizationId: string, caller: Ca
           throw badRequest(`dataset_id ${request.dataset_id} and tracking_id ${request.tracking_id} name different datasets`);
         }
       } else if (request.tracking_id != null) {
-        current = await trx<DatasetRow>('datasets').where({ tracking_id: request.tracking_id, organization_id: organizationId, deleted: 0 }).forUpdate().first();
+        current = await trx<DatasetRow>('datasets')
+          .where({ tracking_id: request.tracking_id, organization_id: organizationId, deleted: 0 })
+          .forUpdate()
+          .first();
         if (!current) throw notFound(`no dataset with tracking_id ${request.tracking_id} in organization ${organizationId}`);
       } else {
         throw badRequest('name the dataset to update by dataset_id or tracking_id');
@@ -269,7 +266,10 @@ export async function listOrganizationDatasets(
     .offset(page.offset);
   if (caller.kind === 'key' && caller.datasetIds.length > 0) query.whereIn('id', caller.datasetIds);
   const rows = await query;
-  const counts = await chunkCounts(db, rows.map((r) => r.id));
+  const counts = await chunkCounts(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => ({
     dataset: datasetSummary(row),
     dataset_usage: { id: row.id, dataset_id: row.id, chunk_count: counts.get(row.id) ?? 0 },
@@ -278,7 +278,11 @@ export async function listOrganizationDatasets(
 
 async function chunkCounts(db: Knex, datasetIds: string[]): Promise<Map<string, number>> {
   if (datasetIds.length === 0) return new Map();
-  const rows = await db('chunks').whereIn('dataset_id', datasetIds).groupBy('dataset_id').select('dataset_id').count<{ dataset_id: string; count: string }[]>('* as count');
+  const rows = await db('chunks')
+    .whereIn('dataset_id', datasetIds)
+    .groupBy('dataset_id')
+    .select('dataset_id')
+    .count<{ dataset_id: string; count: string }[]>('* as count');
   return new Map(rows.map((r) => [r.dataset_id, Number(r.count)]));
 }
 
@@ -339,7 +343,8 @@ export async function deleteDataset(services: Services, dataset: DatasetRow): Pr
 
 /** Deletes the dataset that `trackingId` names, which must be the dataset `SVC-Dataset` names. */
 export async function deleteDatasetByTrackingId(services: Services, dataset: DatasetRow, trackingId: string): Promise<void> {
-  const named = await services.store.db<DatasetRow>('datasets')
+  const named = await services.store
+    .db<DatasetRow>('datasets')
     .where({ organization_id: dataset.organization_id, tracking_id: trackingId, deleted: 0 })
     .first('id');
   if (!named) throw notFound(`no dataset with tracking_id ${trackingId} in organization ${dataset.organization_id}`);

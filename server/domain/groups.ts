@@ -44,7 +44,9 @@ export async function getGroup(db: Knex, datasetId: string, groupId: string): Pr
 /** The group's row, or 404 naming how it was asked for. */
 export async function findGroup(db: Knex, datasetId: string, ref: GroupRef): Promise<GroupRow> {
   const where = 'id' in ref ? { id: ref.id } : { tracking_id: ref.trackingId };
-  const row = await db<GroupRow>('chunk_groups').where({ dataset_id: datasetId, ...where }).first();
+  const row = await db<GroupRow>('chunk_groups')
+    .where({ dataset_id: datasetId, ...where })
+    .first();
   if (!row) throw notFound(`${describeRef(ref)} not found in this dataset`);
   return row;
 }
@@ -117,7 +119,9 @@ export async function createGroups(db: Knex, datasetId: string, entries: T.Creat
       }
       const inserts = parsed.flatMap((p, i) => (replaced[i] ? [] : [{ id: ids[i], dataset_id: datasetId, tracking_id: p.trackingId, ...p.fields }]));
       for (let start = 0; start < inserts.length; start += 500) {
-        const created = await trx<GroupRow>('chunk_groups').insert(inserts.slice(start, start + 500) as never).returning('*');
+        const created = await trx<GroupRow>('chunk_groups')
+          .insert(inserts.slice(start, start + 500) as never)
+          .returning('*');
         for (const row of created) stored.set(row.id, row);
       }
       return ids.map((id) => stored.get(id)!);
@@ -135,7 +139,10 @@ export async function updateGroup(db: Knex, datasetId: string, request: T.Update
   await withUniqueTrackingIds(() =>
     db.transaction(async (trx) => {
       const where = 'id' in ref ? { id: ref.id } : { tracking_id: ref.trackingId };
-      const current = await trx<GroupRow>('chunk_groups').where({ dataset_id: datasetId, ...where }).forUpdate().first();
+      const current = await trx<GroupRow>('chunk_groups')
+        .where({ dataset_id: datasetId, ...where })
+        .forUpdate()
+        .first();
       if (!current) throw notFound(`${describeRef(ref)} not found in this dataset`);
 
       let trackingId = current.tracking_id;
@@ -252,7 +259,13 @@ export async function addChunkToGroupByTrackingId(
  * Takes a chunk out of a group, named in the query or the body (the same chunk when both are given).
  * A chunk of the dataset that is not in the group is left as it is.
  */
-export async function removeChunkFromGroup(db: Knex, datasetId: string, groupId: string, fromQuery: string | null | undefined, fromBody: string | null | undefined): Promise<void> {
+export async function removeChunkFromGroup(
+  db: Knex,
+  datasetId: string,
+  groupId: string,
+  fromQuery: string | null | undefined,
+  fromBody: string | null | undefined,
+): Promise<void> {
   if (fromQuery != null && fromBody != null && fromQuery !== fromBody) {
     throw badRequest(`chunk_id ${fromQuery} in the query and chunk_id ${fromBody} in the body differ; give one chunk`);
   }
@@ -369,7 +382,10 @@ export async function listDatasetGroups(
     offset < total
       ? await db<GroupRow>('chunk_groups')
           .where({ dataset_id: datasetId })
-          .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
           .limit(GROUP_PAGE_SIZE)
           .offset(offset)
       : [];

@@ -84,8 +84,7 @@ function ragQueryRecord(row: RagQueryRow): T.RagQueryEvent {
     hallucination_score: row.hallucination_score,
     detected_hallucinations: row.detected_hallucinations,
     metadata: row.metadata ?? null,
-    query_rating:
-      row.query_rating == null ? null : { rating: row.query_rating, note: row.query_rating_note, metadata: row.query_rating_metadata ?? null },
+    query_rating: row.query_rating == null ? null : { rating: row.query_rating, note: row.query_rating_note, metadata: row.query_rating_metadata ?? null },
     created_at: timestamp(row.created_at),
   };
 }

@@ -6,7 +6,11 @@ import type * as T from '../../generated/client/types.gen.js';
 import { badRequest } from '../errors.js';
 import { countChunks, countDatasets, countMessages, countUsers, sumFileBytes } from './quotas.js';
 
-export async function organizationUsage(db: Knex, organizationId: string, request: T.GetOrganizationUsageReqPayload | undefined): Promise<T.ExtendedOrganizationUsageCount> {
+export async function organizationUsage(
+  db: Knex,
+  organizationId: string,
+  request: T.GetOrganizationUsageReqPayload | undefined,
+): Promise<T.ExtendedOrganizationUsageCount> {
   checkDateRange(request?.date_range);
   const [dataset_count, user_count, chunk_count, file_storage, message_count, current_months_message_count] = await Promise.all([
     countDatasets(db, organizationId),

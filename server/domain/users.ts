@@ -107,7 +107,10 @@ export async function slimUser(db: Knex, user: UserRow): Promise<T.SlimUser> {
     .where({ 'user_organizations.user_id': user.id, 'organizations.deleted': 0 })
     .orderBy([{ column: 'user_organizations.created_at' }, { column: 'user_organizations.id' }])
     .select('user_organizations.*');
-  const organizations = await db<OrganizationRow>('organizations').whereIn('id', memberships.map((m) => m.organization_id));
+  const organizations = await db<OrganizationRow>('organizations').whereIn(
+    'id',
+    memberships.map((m) => m.organization_id),
+  );
   const byId = new Map(organizations.map((org) => [org.id, org]));
   return {
     ...userFields(user),
@@ -204,7 +207,10 @@ async function acceptPendingInvitations(trx: Knex.Transaction, userId: string, e
     .join('organizations', 'organizations.id', 'invitations.organization_id')
     .where({ 'invitations.used': false, 'organizations.deleted': 0 })
     .whereRaw('lower(invitations.email) = lower(?)', [email])
-    .orderBy([{ column: 'invitations.created_at', order: 'desc' }, { column: 'invitations.id', order: 'desc' }])
+    .orderBy([
+      { column: 'invitations.created_at', order: 'desc' },
+      { column: 'invitations.id', order: 'desc' },
+    ])
     .select('invitations.*');
   const handled = new Set<string>([joined]);
   const full = new Set<string>();

@@ -232,7 +232,8 @@ function keyFor(endpoint: InstanceEndpoint | null, target: URL): string | null {
 function failureOf(error: unknown, timeoutMs: number): Error {
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof OutboundRefusedError) return cause;
-  if ((error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError') return new OutboundUnreachableError(`no answer within ${timeoutMs} ms`);
+  if ((error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError')
+    return new OutboundUnreachableError(`no answer within ${timeoutMs} ms`);
   // An error code, else the HTTP client's own description (such as "bad port"), never a reply.
   const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
   const why = typeof code === 'string' ? code : typeof message === 'string' && message ? message : null;

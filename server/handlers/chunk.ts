@@ -84,7 +84,12 @@ export const search_chunks: H.SearchChunksHandler = async ({ body, headers, call
 };
 
 export const autocomplete: H.AutocompleteHandler = async ({ body, headers, caller, dataset, services }) => {
-  const outcome = await runSearch(services, dataset, caller, body, { prefix: true, page: 1, getTotalPages: false, extendResults: body.extend_results ?? false });
+  const outcome = await runSearch(services, dataset, caller, body, {
+    prefix: true,
+    page: 1,
+    getTotalPages: false,
+    extendResults: body.extend_results ?? false,
+  });
   return { status: 200, body: searchResponse(outcome, versionOf(headers)) };
 };
 

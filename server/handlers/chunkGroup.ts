@@ -130,12 +130,21 @@ export const search_within_group: SearchWithinGroupHandler = async ({ body, head
 });
 
 export const search_over_groups: SearchOverGroupsHandler = async ({ body, headers, caller, dataset, services }) => {
-  const outcome = await searchOverGroups(services, dataset, caller, body, { prefix: false, page: body.page ?? 1, getTotalPages: body.get_total_pages ?? false });
+  const outcome = await searchOverGroups(services, dataset, caller, body, {
+    prefix: false,
+    page: body.page ?? 1,
+    getTotalPages: body.get_total_pages ?? false,
+  });
   return { status: 200, body: groupSearchResponse(outcome, apiVersionOf(headers)) };
 };
 
 export const autocomplete_search_over_groups: AutocompleteSearchOverGroupsHandler = async ({ body, headers, caller, dataset, services }) => {
-  const outcome = await searchOverGroups(services, dataset, caller, body, { prefix: true, page: 1, getTotalPages: false, extendResults: body.extend_results ?? false });
+  const outcome = await searchOverGroups(services, dataset, caller, body, {
+    prefix: true,
+    page: 1,
+    getTotalPages: false,
+    extendResults: body.extend_results ?? false,
+  });
   return { status: 200, body: groupSearchResponse(outcome, apiVersionOf(headers)) };
 };
 

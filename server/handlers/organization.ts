@@ -14,13 +14,7 @@ import type {
 import { checkPathOrganization, organizationNotFound } from '../auth/access.js';
 import { belongsTo } from '../auth/caller.js';
 import { createApiKey, deleteOrganizationApiKey, listApiKeys } from '../domain/apiKeys.js';
-import {
-  createOrganization,
-  deleteOrganization,
-  getOrganizationWithPlan,
-  updateAllDatasetConfigs,
-  updateOrganization,
-} from '../domain/organizations.js';
+import { createOrganization, deleteOrganization, getOrganizationWithPlan, updateAllDatasetConfigs, updateOrganization } from '../domain/organizations.js';
 import { organizationUsage } from '../domain/usage.js';
 import { listOrganizationUsers } from '../domain/users.js';
 import { forbidden } from '../errors.js';

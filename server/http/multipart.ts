@@ -83,7 +83,8 @@ export function receiveMultipartForm(services: Services): RequestHandler {
 
     form.on('field', (name, value, info) => {
       if (info.valueTruncated) return refuse(payloadTooLarge(`${name}: the field is over ${FIELD_LIMIT_BYTES} bytes`));
-      if (!(name in fieldTypes) || name === 'file') return refuse(badRequest(`${name}: not an option of an upload (the options are ${optionNames(fieldTypes)})`));
+      if (!(name in fieldTypes) || name === 'file')
+        return refuse(badRequest(`${name}: not an option of an upload (the options are ${optionNames(fieldTypes)})`));
       if (upload) refuse(badRequest(`${name}: option fields must come before the file part`));
       else fields[name] = parseField(value, fieldTypes[name]);
     });
@@ -150,7 +151,9 @@ function endAfter(part: Readable, formRead: Promise<void>, lateProblems: HttpErr
 }
 
 function optionNames(fieldTypes: Record<string, string[]>): string {
-  return Object.keys(fieldTypes).filter((name) => name !== 'file').join(', ');
+  return Object.keys(fieldTypes)
+    .filter((name) => name !== 'file')
+    .join(', ');
 }
 
 /** A form field's text as its contract type: JSON for everything but strings. */

@@ -92,7 +92,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 function checkText(text: string, path: (string | number)[], where: string | undefined, what = 'the text'): void {
   if (text.includes('\u0000')) throw refusal(path, where, `${what} contains a NUL character (U+0000), which cannot be stored`);
-  if (LONE_SURROGATE.test(text)) throw refusal(path, where, `${what} contains a lone UTF-16 surrogate (such as \\ud800 without its pair), which is not Unicode`);
+  if (LONE_SURROGATE.test(text))
+    throw refusal(path, where, `${what} contains a lone UTF-16 surrogate (such as \\ud800 without its pair), which is not Unicode`);
 }
 
 function refusal(path: (string | number)[], where: string | undefined, problem: string): HttpError {

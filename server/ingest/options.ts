@@ -5,7 +5,19 @@ import { parseTimeStamp } from '../domain/chunks/input.js';
 import { HttpError } from '../errors.js';
 import { UnreadableFileError } from './extract/index.js';
 
-export const chunkFields = ['link', 'tag_set', 'num_value', 'tracking_id', 'group_tracking_ids', 'time_stamp', 'lat', 'lon', 'image_urls', 'weight', 'boost_phrase'] as const;
+export const chunkFields = [
+  'link',
+  'tag_set',
+  'num_value',
+  'tracking_id',
+  'group_tracking_ids',
+  'time_stamp',
+  'lat',
+  'lon',
+  'image_urls',
+  'weight',
+  'boost_phrase',
+] as const;
 
 const schema = z
   .object({

@@ -55,16 +55,14 @@ interface Resolved {
 
 function resolveOptions(o: T.HighlightOptions | null | undefined): Resolved {
   const d = HIGHLIGHT_DEFAULTS;
-  const int = (v: unknown, fallback: number, min: number) =>
-    typeof v === 'number' && Number.isFinite(v) ? Math.max(min, Math.floor(v)) : fallback;
+  const int = (v: unknown, fallback: number, min: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(min, Math.floor(v)) : fallback);
   return {
     enabled: typeof o?.highlight_results === 'boolean' ? o.highlight_results : d.highlight_results,
     v1: o?.highlight_strategy === 'v1',
     delimiters: Array.isArray(o?.highlight_delimiters)
       ? o.highlight_delimiters.filter((x): x is string => typeof x === 'string' && x.length > 0)
       : d.highlight_delimiters,
-    threshold:
-      typeof o?.highlight_threshold === 'number' && Number.isFinite(o.highlight_threshold) ? o.highlight_threshold : d.highlight_threshold,
+    threshold: typeof o?.highlight_threshold === 'number' && Number.isFinite(o.highlight_threshold) ? o.highlight_threshold : d.highlight_threshold,
     window: int(o?.highlight_window, d.highlight_window, 0),
     // A span is at least one word long: 0 would otherwise mean "mark nothing".
     maxLength: int(o?.highlight_max_length, d.highlight_max_length, 1),

@@ -53,7 +53,13 @@ export interface FoundHits {
   started: number;
 }
 
-export async function runSearch(services: Services, dataset: DatasetRow, caller: Caller, request: SearchPayload, options: SearchOptions): Promise<SearchOutcome> {
+export async function runSearch(
+  services: Services,
+  dataset: DatasetRow,
+  caller: Caller,
+  request: SearchPayload,
+  options: SearchOptions,
+): Promise<SearchOutcome> {
   const found = await findHits(services, dataset, caller, request, options);
   const results = await loadResults(services, dataset, found, found.hits);
   const id = recordSearch(services, dataset, found, results, options.prefix ? `autocomplete_${found.type}` : found.type);
@@ -125,7 +131,13 @@ export function recordSearch(services: Services, dataset: DatasetRow, found: Fou
 
 async function loadRows(services: Services, datasetId: string, hits: Hit[]): Promise<Map<string, ChunkRow>> {
   if (hits.length === 0) return new Map();
-  const rows = await services.store.db<ChunkRow>('chunks').where({ dataset_id: datasetId }).whereIn('id', hits.map((h) => h.id));
+  const rows = await services.store
+    .db<ChunkRow>('chunks')
+    .where({ dataset_id: datasetId })
+    .whereIn(
+      'id',
+      hits.map((h) => h.id),
+    );
   return new Map(rows.map((row) => [row.id, row]));
 }
 

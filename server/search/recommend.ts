@@ -50,8 +50,10 @@ function methodOf(dataset: DatasetRow, body: { recommend_type?: RecommendKind | 
   const kind = body.recommend_type ?? 'semantic';
   const strategy = body.strategy ?? 'average_vector';
   const config = datasetConfig(dataset);
-  if (kind === 'semantic' && !config.SEMANTIC_ENABLED) throw badRequest('recommend_type semantic: semantic search is disabled for this dataset (SEMANTIC_ENABLED)');
-  if (kind === 'fulltext' && !config.FULLTEXT_ENABLED) throw badRequest('recommend_type fulltext: full-text search is disabled for this dataset (FULLTEXT_ENABLED)');
+  if (kind === 'semantic' && !config.SEMANTIC_ENABLED)
+    throw badRequest('recommend_type semantic: semantic search is disabled for this dataset (SEMANTIC_ENABLED)');
+  if (kind === 'fulltext' && !config.FULLTEXT_ENABLED)
+    throw badRequest('recommend_type fulltext: full-text search is disabled for this dataset (FULLTEXT_ENABLED)');
   if (kind === 'bm25' && !config.BM25_ENABLED) throw badRequest('recommend_type bm25: BM25 is disabled for this dataset (BM25_ENABLED)');
   return { kind, strategy };
 }
@@ -65,11 +67,14 @@ function limitOf(dataset: DatasetRow, limit: number | null | undefined, what: st
 
 /** Refuses examples the strategy cannot use; `fields` names where the examples were given. */
 function checkExamples(examples: Examples, strategy: RecommendStrategy, fields: { positive: string; any: string }): void {
-  if (strategy === 'average_vector' && examples.positive.length === 0) throw badRequest(`${fields.positive}: average_vector needs at least one positive example`);
+  if (strategy === 'average_vector' && examples.positive.length === 0)
+    throw badRequest(`${fields.positive}: average_vector needs at least one positive example`);
   if (examples.positive.length === 0 && examples.negative.length === 0) throw badRequest(`${fields.any}: give at least one example`);
   const count = examples.positive.length + examples.negative.length;
   if (strategy === 'best_score' && count > MAX_BEST_SCORE_EXAMPLES) {
-    throw badRequest(`${fields.any}: best_score compares every candidate with every example, so it takes at most ${MAX_BEST_SCORE_EXAMPLES} example chunks; these are ${count}`);
+    throw badRequest(
+      `${fields.any}: best_score compares every candidate with every example, so it takes at most ${MAX_BEST_SCORE_EXAMPLES} example chunks; these are ${count}`,
+    );
   }
 }
 
@@ -109,7 +114,14 @@ export async function recommendChunks(services: Services, dataset: DatasetRow, b
 
   const filter = candidateFilter(body.filters, examples);
   const hits = await (await recommender(services, dataset, examples, method))(filter, limit);
-  const results = resultsOf(hits, await chunkRows(services, dataset.id, hits.map((h) => h.id)));
+  const results = resultsOf(
+    hits,
+    await chunkRows(
+      services,
+      dataset.id,
+      hits.map((h) => h.id),
+    ),
+  );
   const id = recordRecommendation(services, dataset, {
     type: 'Chunk',
     names,
@@ -137,7 +149,12 @@ export async function recommendGroups(services: Services, dataset: DatasetRow, b
   let ranked: GroupHits[] = [];
   let filled: GroupHits[] = [];
   if (limit > 0) {
-    const found = await rankGroups((window) => recommend(filter, window), (ids) => groupsHolding(db, dataset.id, ids), limit, groupSize);
+    const found = await rankGroups(
+      (window) => recommend(filter, window),
+      (ids) => groupsHolding(db, dataset.id, ids),
+      limit,
+      groupSize,
+    );
     ranked = found.groups.slice(0, limit);
     filled = await fillGroups(ranked, groupSize, found.exhausted, (groupId, n) => recommend(narrowFilter(filter, { must: [inGroup(groupId)] }), n));
   }
@@ -155,7 +172,11 @@ export async function recommendGroups(services: Services, dataset: DatasetRow, b
 }
 
 async function loadGroups(services: Services, datasetId: string, groups: GroupHits[]): Promise<FoundGroup[]> {
-  const rows = await groupRows(services.store.db, datasetId, groups.map((g) => g.groupId));
+  const rows = await groupRows(
+    services.store.db,
+    datasetId,
+    groups.map((g) => g.groupId),
+  );
   const chunks = await chunkRows(services, datasetId, [...new Set(groups.flatMap((g) => g.hits.map((h) => h.id)))]);
   return groups.flatMap((group) => {
     const row = rows.get(group.groupId);

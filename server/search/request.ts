@@ -14,7 +14,17 @@ export type SearchPayload =
   | T.AutocompleteSearchOverGroupsReqPayload;
 
 /** Fields of an API key's `default_params` that override the request's, whatever it says. */
-const FORCED = ['search_type', 'filters', 'page_size', 'score_threshold', 'slim_chunks', 'highlight_options', 'typo_options', 'remove_stop_words', 'use_quote_negated_terms'] as const;
+const FORCED = [
+  'search_type',
+  'filters',
+  'page_size',
+  'score_threshold',
+  'slim_chunks',
+  'highlight_options',
+  'typo_options',
+  'remove_stop_words',
+  'use_quote_negated_terms',
+] as const;
 
 export function withKeyDefaults<P extends SearchPayload>(caller: Caller, payload: P): P {
   if (caller.kind !== 'key' || !caller.defaultParams) return payload;
@@ -30,7 +40,11 @@ export function pageSizeOf(dataset: DatasetRow, payload: SearchPayload): number 
   return size;
 }
 
-const STOP_WORDS = new Set('a an and are as at be but by for from has have how i in into is it its of on or that the their this to was were what when where which who why will with you'.split(' '));
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for from has have how i in into is it its of on or that the their this to was were what when where which who why will with you'.split(
+    ' ',
+  ),
+);
 
 /** The query without stop words (quoted phrases kept whole), for `remove_stop_words`. */
 export function withoutStopWords(query: string): string {
@@ -40,5 +54,9 @@ export function withoutStopWords(query: string): string {
 
 /** Without `use_quote_negated_terms`, quotes and leading minus signs are ordinary characters. */
 export function plainQuery(query: string): string {
-  return query.replace(/"/g, ' ').replace(/(^|\s)-(?=\S)/g, '$1').replace(/\s+/g, ' ').trim();
+  return query
+    .replace(/"/g, ' ')
+    .replace(/(^|\s)-(?=\S)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

@@ -9,7 +9,12 @@ interface DatabaseError {
 
 /** Node's socket errors, and pg's words for a connection that died under a query. */
 const CONNECTION_LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);
-const CONNECTION_LOST_MESSAGES = [/Connection terminated/i, /Client has encountered a connection error/i, /timeout exceeded when trying to connect/i, /Knex: Timeout acquiring a connection/i];
+const CONNECTION_LOST_MESSAGES = [
+  /Connection terminated/i,
+  /Client has encountered a connection error/i,
+  /timeout exceeded when trying to connect/i,
+  /Knex: Timeout acquiring a connection/i,
+];
 
 export function databaseFailure(error: unknown): { status: number; message: string } | undefined {
   const e = error as DatabaseError | undefined;

@@ -30,7 +30,10 @@ async function start(port: number): Promise<{ child: ChildProcess; startupMs: nu
   child.stderr!.on('data', (d) => (stderr += d));
   while (Date.now() - began < 60_000) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/api/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { child, startupMs: Date.now() - began };
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -19,7 +19,13 @@ describe(`deferred rows (${mode})`, () => {
 
   it('writes every good row of a batch that holds a refused one, and logs the refused row alone', async () => {
     const writer = new DeferredWriter(store.db, logger);
-    for (const [dataset, n] of [['a', 1], ['b', 2], ['a', -1], ['c', 3]] as const) writer.insert('deferred_probe', { dataset, n });
+    for (const [dataset, n] of [
+      ['a', 1],
+      ['b', 2],
+      ['a', -1],
+      ['c', 3],
+    ] as const)
+      writer.insert('deferred_probe', { dataset, n });
     await writer.flush();
     const rows = await store.db('deferred_probe').orderBy('n').select('dataset', 'n');
     expect(rows).toEqual([

@@ -7,7 +7,15 @@
 // filterable columns are set to the fixture's values (creation dates included), since filters are
 // evaluated on the chunk rows whatever engine matched the query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countChunks, createChunk, createChunkGroup, createDataset, createOrganization, scrollDatasetChunks, searchChunks } from '../../generated/client/sdk.gen.js';
+import {
+  countChunks,
+  createChunk,
+  createChunkGroup,
+  createDataset,
+  createOrganization,
+  scrollDatasetChunks,
+  searchChunks,
+} from '../../generated/client/sdk.gen.js';
 import type { SearchResponseBody } from '../../generated/client/types.gen.js';
 import { mode } from '../support/env.js';
 import { CASES, CHUNKS, fixtureColumns, ids, type Filter } from '../support/filter-cases.js';

@@ -42,7 +42,16 @@ const BAD: BadCase[] = [
   ['not an object', 'tag_set', 'filter: must be an object'],
   ['must not a list', { must: { field: 'tag_set', match_any: ['a'] } }, 'filter.must: must be a list of conditions'],
   ['condition not an object', must('tag_set'), 'filter.must[0]: must be a condition object'],
-  ['unknown field', { must: [{ field: 'tag_set', match_any: ['a'] }, { field: 'colour', match_any: ['red'] }] }, 'filter.must[1]: field "colour" is not filterable (use tag_set, link, tracking_id, num_value'],
+  [
+    'unknown field',
+    {
+      must: [
+        { field: 'tag_set', match_any: ['a'] },
+        { field: 'colour', match_any: ['red'] },
+      ],
+    },
+    'filter.must[1]: field "colour" is not filterable (use tag_set, link, tracking_id, num_value',
+  ],
   ['field not a string', must({ field: 3, match_any: ['a'] }), 'filter.must[0].field: must be a string'],
   ['no operator', must({ field: 'tag_set' }), 'filter.must[0]: gives no operator for field "tag_set"'],
   ['neither field nor ids', must({ match_any: ['a'] }), 'filter.must[0]: is neither a field condition'],
@@ -51,7 +60,16 @@ const BAD: BadCase[] = [
   ['match_any of an object', must({ field: 'tag_set', match_any: ['a', {}] }), 'filter.must[0].match_any[1]: must be a string or a number'],
   ['num_value match of a word', must({ field: 'num_value', match_any: ['abc'] }), 'filter.must[0].match_any[0]: "abc" is not a number'],
   ['range without bounds', must({ field: 'num_value', range: {} }), 'filter.must[0].range: give at least one of gt, gte, lt, lte'],
-  ['range bound not a number', { should: [{ field: 'tag_set', match_any: ['a'] }, { field: 'num_value', range: { gt: 'abc' } }] }, 'filter.should[1].range.gt: "abc" is not a number'],
+  [
+    'range bound not a number',
+    {
+      should: [
+        { field: 'tag_set', match_any: ['a'] },
+        { field: 'num_value', range: { gt: 'abc' } },
+      ],
+    },
+    'filter.should[1].range.gt: "abc" is not a number',
+  ],
   ['range on a date field', must({ field: 'time_stamp', range: { gt: 1 } }), 'filter.must[0]: range does not apply to field "time_stamp" (use date_range)'],
   ['date_range on a number field', must({ field: 'num_value', date_range: { gt: '2024-01-01' } }), 'date_range does not apply to field "num_value"'],
   ['boolean on tag_set', must({ field: 'tag_set', boolean: true }), 'filter.must[0]: boolean does not apply to field "tag_set"'],
@@ -65,12 +83,32 @@ const BAD: BadCase[] = [
   ['not a date', must({ field: 'time_stamp', date_range: { gt: 'yesterday' } }), '"yesterday" is not a date'],
   ['hour 24', must({ field: 'time_stamp', date_range: { gt: '2024-01-01T24:00:00' } }), 'is not a date'],
   ['date not a string', must({ field: 'time_stamp', date_range: { gt: 20240101 } }), '20240101 is not a date'],
-  ['latitude out of range', must({ field: 'location', geo_radius: { center: { lat: 95, lon: 0 }, radius: 10 } }), 'filter.must[0].geo_radius.center.lat: 95 is not a latitude'],
-  ['longitude out of range', must({ field: 'location', geo_bounding_box: { top_left: { lat: 1, lon: 200 }, bottom_right: { lat: 0, lon: 1 } } }), 'filter.must[0].geo_bounding_box.top_left.lon: 200 is not a longitude'],
+  [
+    'latitude out of range',
+    must({ field: 'location', geo_radius: { center: { lat: 95, lon: 0 }, radius: 10 } }),
+    'filter.must[0].geo_radius.center.lat: 95 is not a latitude',
+  ],
+  [
+    'longitude out of range',
+    must({ field: 'location', geo_bounding_box: { top_left: { lat: 1, lon: 200 }, bottom_right: { lat: 0, lon: 1 } } }),
+    'filter.must[0].geo_bounding_box.top_left.lon: 200 is not a longitude',
+  ],
   ['negative radius', must({ field: 'location', geo_radius: { center: PARIS, radius: -1 } }), 'filter.must[0].geo_radius.radius: must be a distance in metres'],
-  ['box upside down', must({ field: 'location', geo_bounding_box: { top_left: { lat: 0, lon: 0 }, bottom_right: { lat: 1, lon: 1 } } }), 'top_left must not be south of bottom_right'],
-  ['polygon of two points', must({ field: 'location', geo_polygon: { exterior: [PARIS, LYON, PARIS] } }), 'filter.must[0].geo_polygon.exterior: a ring needs at least three distinct points'],
-  ['polygon hole point out of range', must({ field: 'location', geo_polygon: { exterior: [PARIS, LYON, LONDON], interior: [[PARIS, LYON, { lat: -91, lon: 0 }]] } }), 'filter.must[0].geo_polygon.interior[0][2].lat'],
+  [
+    'box upside down',
+    must({ field: 'location', geo_bounding_box: { top_left: { lat: 0, lon: 0 }, bottom_right: { lat: 1, lon: 1 } } }),
+    'top_left must not be south of bottom_right',
+  ],
+  [
+    'polygon of two points',
+    must({ field: 'location', geo_polygon: { exterior: [PARIS, LYON, PARIS] } }),
+    'filter.must[0].geo_polygon.exterior: a ring needs at least three distinct points',
+  ],
+  [
+    'polygon hole point out of range',
+    must({ field: 'location', geo_polygon: { exterior: [PARIS, LYON, LONDON], interior: [[PARIS, LYON, { lat: -91, lon: 0 }]] } }),
+    'filter.must[0].geo_polygon.interior[0][2].lat',
+  ],
   ['bare metadata', must({ field: 'metadata', match_any: ['a'] }), 'field "metadata" is not filterable: name a metadata key'],
   ['metadata without a key', must({ field: 'metadata.', match_any: ['a'] }), 'field "metadata." is not filterable'],
   ['metadata with an empty key', must({ field: 'metadata.a..b', match_any: ['a'] }), 'field "metadata.a..b" is not filterable'],
@@ -84,7 +122,11 @@ describe(`chunk filters (${mode})`, () => {
   /** The tracking ids a filter selects, over `chunks` and over `chunks as c` joined to a table with the same column names. */
   async function select(filter: Filter) {
     const plain = await applyChunkFilter(store.db('chunks').where({ dataset_id: datasetId }), filter).pluck('tracking_id');
-    const aliased = await applyChunkFilter(store.db('chunks as c').join('datasets as d', 'd.id', 'c.dataset_id').where('c.dataset_id', datasetId), filter, 'c').pluck('c.tracking_id');
+    const aliased = await applyChunkFilter(
+      store.db('chunks as c').join('datasets as d', 'd.id', 'c.dataset_id').where('c.dataset_id', datasetId),
+      filter,
+      'c',
+    ).pluck('c.tracking_id');
     expect(aliased.sort()).toEqual(plain.sort());
     return plain.sort();
   }
@@ -130,7 +172,12 @@ describe(`chunk filters (${mode})`, () => {
   });
 
   it('binds every user value as a parameter', () => {
-    const filter = { must: [{ field: "metadata.it's", match_any: ["o'hara"] }, { field: 'tag_set', match_any: ["x'); drop table chunks; --"] }] };
+    const filter = {
+      must: [
+        { field: "metadata.it's", match_any: ["o'hara"] },
+        { field: 'tag_set', match_any: ["x'); drop table chunks; --"] },
+      ],
+    };
     const { sql, bindings } = applyChunkFilter(store.db('chunks'), filter).toSQL();
     expect(sql).not.toContain("o'hara");
     expect(sql).not.toContain('drop table');

@@ -19,7 +19,9 @@ const trackingOf = new Map<string, string>();
 const CHUNKS: [string, string][] = [
   ...Array.from({ length: 296 }, (_, i): [string, string] => [
     `common-${i}`,
-    i % 10 === 0 ? `Harbour service report ${i}: the harbour service ran, and the service crew kept the harbour open.` : `Harbour service report ${i}: boats came and went.`,
+    i % 10 === 0
+      ? `Harbour service report ${i}: the harbour service ran, and the service crew kept the harbour open.`
+      : `Harbour service report ${i}: boats came and went.`,
   ]),
   ['ferry-1', 'Ferry timetable for the harbour in winter.'],
   ['ferry-2', 'A ferry crossing takes forty minutes.'],
@@ -28,7 +30,8 @@ const CHUNKS: [string, string][] = [
   ['zeppelin', 'A zeppelin drifted over the town at dusk.'],
 ];
 
-const search = (query: string, more: Partial<RetrievalRequest> = {}) => retrieve(service.services, 'fulltext', { dataset, query, limit: 10, offset: 0, ...more });
+const search = (query: string, more: Partial<RetrievalRequest> = {}) =>
+  retrieve(service.services, 'fulltext', { dataset, query, limit: 10, offset: 0, ...more });
 const tracked = async (query: string, more: Partial<RetrievalRequest> = {}) => (await search(query, more)).hits.map((h) => trackingOf.get(h.id));
 
 beforeAll(async () => {

@@ -24,13 +24,22 @@ if (process.env.CRASH_SETUP) {
   const [dataset] = await db('datasets').insert({ organization_id: org.id, name: 'crash' }).returning('id');
   datasetId = dataset.id;
   const [file] = await db('files')
-    .insert({ dataset_id: datasetId, file_name: 'crash.txt', size: Buffer.byteLength(text), status: 'pending', ingest_options: JSON.stringify({ rebalance_chunks: false }) })
+    .insert({
+      dataset_id: datasetId,
+      file_name: 'crash.txt',
+      size: Buffer.byteLength(text),
+      status: 'pending',
+      ingest_options: JSON.stringify({ rebalance_chunks: false }),
+    })
     .returning('id');
   fileId = file.id;
   const key = `${datasetId}/${fileId}`;
   await storage.put(key, Readable.from([Buffer.from(text)]), { maxBytes: 1 << 30 });
   await db('files').where({ id: fileId }).update({ storage_key: key });
-  await workflows.run('ingestFile', { workflowId: workflowIds.ingestFile(fileId), input: { datasetId, fileId, batchSize: Number(process.env.CRASH_BATCH_SIZE) } });
+  await workflows.run('ingestFile', {
+    workflowId: workflowIds.ingestFile(fileId),
+    input: { datasetId, fileId, batchSize: Number(process.env.CRASH_BATCH_SIZE) },
+  });
   report({ started: { datasetId, fileId } });
 }
 

@@ -8,7 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDataset, createOrganization, createPresignedUrlForCsvJsonl, getEvents, getFilesCursorHandler, searchChunks, uploadFileHandler } from '../../generated/client/sdk.gen.js';
+import {
+  createDataset,
+  createOrganization,
+  createPresignedUrlForCsvJsonl,
+  getEvents,
+  getFilesCursorHandler,
+  searchChunks,
+  uploadFileHandler,
+} from '../../generated/client/sdk.gen.js';
 import { checkResponse } from '../support/contract.js';
 import { ADMIN_KEY } from '../support/service.js';
 import { createActivities } from '../../workflows/activities/index.js';
@@ -21,13 +29,16 @@ import { mode } from '../support/env.js';
 import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 
-
 let service: TestService;
 let orgId: string;
 const db = () => service.services.store.db;
 
 async function newDataset(): Promise<string> {
-  const { data, response, error } = await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: `files ${Math.random()}` } });
+  const { data, response, error } = await createDataset({
+    client: service.client(),
+    headers: { 'SVC-Organization': orgId },
+    body: { dataset_name: `files ${Math.random()}` },
+  });
   expect(response.status, JSON.stringify(error)).toBe(200);
   return data!.id;
 }
@@ -43,7 +54,14 @@ interface Upload {
 async function storeFile(datasetId: string, upload: Upload): Promise<string> {
   const bytes = typeof upload.bytes === 'string' ? Buffer.from(upload.bytes) : upload.bytes;
   const [{ id }] = await db()('files')
-    .insert({ dataset_id: datasetId, file_name: upload.fileName, size: bytes.length, status: 'pending', mime_type: upload.mimeType ?? null, ingest_options: JSON.stringify(upload.options ?? {}) })
+    .insert({
+      dataset_id: datasetId,
+      file_name: upload.fileName,
+      size: bytes.length,
+      status: 'pending',
+      mime_type: upload.mimeType ?? null,
+      ingest_options: JSON.stringify(upload.options ?? {}),
+    })
     .returning('id');
   const key = `${datasetId}/${id}`;
   await service.services.storage.put(key, Readable.from([bytes]), { maxBytes: 1024 ** 3 });
@@ -181,7 +199,14 @@ describe(`file ingestion (${mode})`, () => {
     const { fileId, result } = await ingest(datasetId, {
       fileName: 'notes.txt',
       bytes: text,
-      options: { tag_set: ['a', 'b'], metadata: { team: 'birds' }, link: 'https://example.com/notes', time_stamp: '2024-05-06T07:08:09', group_tracking_id: 'notes', description: 'bird notes' },
+      options: {
+        tag_set: ['a', 'b'],
+        metadata: { team: 'birds' },
+        link: 'https://example.com/notes',
+        time_stamp: '2024-05-06T07:08:09',
+        group_tracking_id: 'notes',
+        description: 'bird notes',
+      },
     });
     expect(result).toEqual({ status: 'completed', chunksCreated: 2 });
     const chunks = await chunksOf(fileId, 2);
@@ -195,11 +220,28 @@ describe(`file ingestion (${mode})`, () => {
     });
     expect(chunks[1]!.tracking_id).toBe('notes|1');
 
-    const group = await db()('chunk_groups').where({ id: fileGroupId(fileId) }).first();
-    expect(group).toMatchObject({ dataset_id: datasetId, file_id: fileId, name: 'notes.txt', tracking_id: 'notes', description: 'bird notes', tag_set: ['a', 'b'] });
+    const group = await db()('chunk_groups')
+      .where({ id: fileGroupId(fileId) })
+      .first();
+    expect(group).toMatchObject({
+      dataset_id: datasetId,
+      file_id: fileId,
+      name: 'notes.txt',
+      tracking_id: 'notes',
+      description: 'bird notes',
+      tag_set: ['a', 'b'],
+    });
     expect(await countWhere('chunk_group_bookmarks', { group_id: group.id })).toBe(2);
     // As API-created chunks: a vector each, BM25 terms, and found by the lexical index.
-    expect(await db()('chunk_vectors').whereIn('chunk_id', chunks.map((c) => c!.id)).count({ n: '*' }).then(([r]) => Number(r.n))).toBe(2);
+    expect(
+      await db()('chunk_vectors')
+        .whereIn(
+          'chunk_id',
+          chunks.map((c) => c!.id),
+        )
+        .count({ n: '*' })
+        .then(([r]) => Number(r.n)),
+    ).toBe(2);
     expect(chunks.every((c) => c!.bm25_length > 0)).toBe(true);
     const found = await service.services.lexical.search({ datasetId, query: 'pelican', limit: 10 });
     expect(found.map((f) => f.id).sort()).toEqual(chunks.map((c) => c!.id).sort());
@@ -208,7 +250,11 @@ describe(`file ingestion (${mode})`, () => {
     expect(await countWhere('ingest_pieces', { file_id: fileId })).toBe(0);
     const events = (await eventsOf(datasetId)).filter((e) => e.event_data.file_id === fileId);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ event_type: 'file_uploaded', organization_id: orgId, event_data: { file_id: fileId, file_name: 'notes.txt', group_id: group.id, chunks_created: 2 } });
+    expect(events[0]).toMatchObject({
+      event_type: 'file_uploaded',
+      organization_id: orgId,
+      event_data: { file_id: fileId, file_name: 'notes.txt', group_id: group.id, chunks_created: 2 },
+    });
     // And through the API, checked against the contract.
     const { data } = await getEvents({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { event_types: ['file_uploaded'] } });
     expect(data!.events.some((e) => JSON.parse(e.event_data).file_id === fileId)).toBe(true);
@@ -228,7 +274,11 @@ describe(`file ingestion (${mode})`, () => {
   });
 
   it('keeps the whole text as one averaged chunk with split_avg', async () => {
-    const { fileId, result } = await ingest(datasetId, { fileName: 'avg.md', bytes: `# Title\n\n${sentences(50)}`, options: { split_avg: true, group_tracking_id: 'avg' } });
+    const { fileId, result } = await ingest(datasetId, {
+      fileName: 'avg.md',
+      bytes: `# Title\n\n${sentences(50)}`,
+      options: { split_avg: true, group_tracking_id: 'avg' },
+    });
     expect(result.chunksCreated).toBe(1);
     const [chunk] = await chunksOf(fileId, 1);
     expect(chunk).toMatchObject({ split_avg: true, tracking_id: 'avg' });
@@ -242,7 +292,8 @@ describe(`file ingestion (${mode})`, () => {
 
     const html = await ingest(datasetId, {
       fileName: 'page.html',
-      bytes: '<html><head><title>Owls</title><style>p{color:red}</style></head><body><h1>Night birds</h1><p>Owls hunt &amp; sleep.</p><script>alert(1)</script><ul><li>Barn owl</li><li>Snowy owl</li></ul></body></html>',
+      bytes:
+        '<html><head><title>Owls</title><style>p{color:red}</style></head><body><h1>Night birds</h1><p>Owls hunt &amp; sleep.</p><script>alert(1)</script><ul><li>Barn owl</li><li>Snowy owl</li></ul></body></html>',
     });
     const htmlText = (await chunksOf(html.fileId, html.result.chunksCreated)).map((c) => c!.chunk_html).join('');
     expect(htmlText).toContain('Owls hunt & sleep.');
@@ -294,7 +345,16 @@ describe(`file ingestion (${mode})`, () => {
     });
     expect(result).toEqual({ status: 'completed', chunksCreated: 2 });
     const [kite, tit] = await chunksOf(fileId, 2);
-    expect(JSON.parse(kite!.chunk_html)).toEqual({ id: 'p1', name: 'Red kite', price: 12.5, tags: '[raptor, red]', url: 'https://example.com/kite', lat: 51.5, lon: -0.1, when: '2024-01-02T03:04:05' });
+    expect(JSON.parse(kite!.chunk_html)).toEqual({
+      id: 'p1',
+      name: 'Red kite',
+      price: 12.5,
+      tags: '[raptor, red]',
+      url: 'https://example.com/kite',
+      lat: 51.5,
+      lon: -0.1,
+      when: '2024-01-02T03:04:05',
+    });
     expect(kite).toMatchObject({
       tracking_id: 'p1',
       num_value: 12.5,
@@ -306,14 +366,25 @@ describe(`file ingestion (${mode})`, () => {
       metadata: { id: 'p1', note: null, price: 12.5 },
       fulltext_boost: { phrase: 'Red kite', boost_factor: 2 },
     });
-    expect(tit).toMatchObject({ tracking_id: 'p2', num_value: 3, tag_set: ['catalogue', 'small'], location_lat: null, time_stamp: expect.stringMatching(/^2023-11-14[ T]22:13:20/) });
+    expect(tit).toMatchObject({
+      tracking_id: 'p2',
+      num_value: 3,
+      tag_set: ['catalogue', 'small'],
+      location_lat: null,
+      time_stamp: expect.stringMatching(/^2023-11-14[ T]22:13:20/),
+    });
   });
 
   it('makes one chunk per JSONL line and per item of a JSON array', async () => {
     const jsonl = await ingest(datasetId, {
       fileName: 'rows.jsonl',
       bytes: '{"sku":"a1","title":"Heron print"}\n\n{"sku":"a2","title":"Egret print","tags":["art"]}\n',
-      options: { mappings: [{ csv_jsonl_field: 'sku', chunk_req_payload_field: 'tracking_id' }, { csv_jsonl_field: 'tags', chunk_req_payload_field: 'tag_set' }] },
+      options: {
+        mappings: [
+          { csv_jsonl_field: 'sku', chunk_req_payload_field: 'tracking_id' },
+          { csv_jsonl_field: 'tags', chunk_req_payload_field: 'tag_set' },
+        ],
+      },
     });
     expect(jsonl.result.chunksCreated).toBe(2);
     const [a1, a2] = await chunksOf(jsonl.fileId, 2);
@@ -326,7 +397,12 @@ describe(`file ingestion (${mode})`, () => {
   });
 
   it.each([
-    ['an image', 'photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]), /photo\.png: this type of file cannot be read as text/],
+    [
+      'an image',
+      'photo.png',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
+      /photo\.png: this type of file cannot be read as text/,
+    ],
     ['a broken PDF', 'broken.pdf', Buffer.from('%PDF-1.4\nthis is not really a pdf'), /the PDF could not be read/],
     ['a text file named .pdf', 'fake.pdf', Buffer.from('hello there'), /does not start like a PDF file/],
     ['a broken DOCX', 'broken.docx', Buffer.from('PK\u0003\u0004garbage'), /the DOCX file could not be read/],
@@ -340,7 +416,10 @@ describe(`file ingestion (${mode})`, () => {
     expect(result.reason).toMatch(reason);
     expect(await db()('files').where({ id: fileId }).first()).toMatchObject({ status: 'failed' });
     const [event] = await eventsOf(dataset);
-    expect(event).toMatchObject({ event_type: 'file_upload_failed', event_data: { file_id: fileId, file_name: fileName, error: expect.stringMatching(reason) } });
+    expect(event).toMatchObject({
+      event_type: 'file_upload_failed',
+      event_data: { file_id: fileId, file_name: fileName, error: expect.stringMatching(reason) },
+    });
     expect(await countWhere('chunks', { dataset_id: dataset })).toBe(0);
     expect(await countWhere('chunk_groups', { dataset_id: dataset })).toBe(0);
     expect(await countWhere('ingest_pieces', { file_id: fileId })).toBe(0);
@@ -348,7 +427,9 @@ describe(`file ingestion (${mode})`, () => {
 
   it('fails a file whose chunks would not fit the plan, and a file whose options are wrong', async () => {
     const dataset = await newDataset();
-    const [plan] = await db()('plans').insert({ name: `tiny ${Math.random()}`, chunk_count: 3, dataset_count: 10, file_storage: 1e9, message_count: 10, user_count: 10 }).returning('id');
+    const [plan] = await db()('plans')
+      .insert({ name: `tiny ${Math.random()}`, chunk_count: 3, dataset_count: 10, file_storage: 1e9, message_count: 10, user_count: 10 })
+      .returning('id');
     const [org] = await db()('organizations').insert({ name: 'small org' }).returning('id');
     await db()('subscriptions').insert({ organization_id: org.id, plan_id: plan.id });
     await db()('datasets').where({ id: dataset }).update({ organization_id: org.id });
@@ -381,7 +462,9 @@ describe(`file ingestion (${mode})`, () => {
     expect(again).toEqual({ created: 0, gone: false });
     expect(await countWhere('chunks', { dataset_id: dataset })).toBe(30);
     // A finished file records its outcome once.
-    expect(await activities.finishFileIngestion({ datasetId: dataset, fileId, fileName: 'many.txt', outcome: { status: 'completed', groupId: null } })).toEqual({ chunksCreated: 30 });
+    expect(await activities.finishFileIngestion({ datasetId: dataset, fileId, fileName: 'many.txt', outcome: { status: 'completed', groupId: null } })).toEqual(
+      { chunksCreated: 30 },
+    );
     expect(await eventsOf(dataset)).toHaveLength(1);
   });
 
@@ -390,7 +473,11 @@ describe(`file ingestion (${mode})`, () => {
     async function completion(dataset: string, fileId: string): Promise<{ event_type: string; data: Record<string, any> }> {
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const { data } = await getEvents({ client: service.client(), headers: { 'SVC-Dataset': dataset }, body: { event_types: ['file_uploaded', 'file_upload_failed'], page_size: 100 } });
+        const { data } = await getEvents({
+          client: service.client(),
+          headers: { 'SVC-Dataset': dataset },
+          body: { event_types: ['file_uploaded', 'file_upload_failed'], page_size: 100 },
+        });
         const event = data!.events.find((e) => JSON.parse(e.event_data).file_id === fileId);
         if (event) return { event_type: event.event_type, data: JSON.parse(event.event_data) };
         if (Date.now() > deadline) throw new Error(`no completion event for file ${fileId}`);
@@ -408,7 +495,7 @@ describe(`file ingestion (${mode})`, () => {
       return { status: response.status, body };
     }
 
-    it('a base64 PDF upload ends in file_uploaded, its chunks in the file\'s group and found by search', async () => {
+    it("a base64 PDF upload ends in file_uploaded, its chunks in the file's group and found by search", async () => {
       const dataset = await newDataset();
       const pdf = await pdfOf([['Cormorants dive for fish.', 'They dry their wings in the sun.'], ['A second page on cormorants.']]);
       const { data, response, error } = await uploadFileHandler({
@@ -426,7 +513,11 @@ describe(`file ingestion (${mode})`, () => {
       expect(file.chunk_groups).toHaveLength(1);
       expect(file.chunk_groups![0]).toMatchObject({ name: 'cormorants.pdf', tracking_id: 'cormorant-file' });
 
-      const found = await searchChunks({ client: service.client(), headers: { 'SVC-Dataset': dataset }, body: { query: 'cormorants dive', search_type: 'fulltext' } });
+      const found = await searchChunks({
+        client: service.client(),
+        headers: { 'SVC-Dataset': dataset },
+        body: { query: 'cormorants dive', search_type: 'fulltext' },
+      });
       expect(found.response.status, JSON.stringify(found.error)).toBe(200);
       const hits = (found.data as { score_chunks: { metadata: { id: string; tracking_id: string; tag_set: string }[] }[] }).score_chunks;
       expect(hits.map((h) => h.metadata[0])).toMatchObject([{ id: fileChunkId(fileId, 0), tracking_id: 'cormorant-file|0', tag_set: 'birds' }]);
@@ -457,10 +548,19 @@ describe(`file ingestion (${mode})`, () => {
       const { data, response, error } = await createPresignedUrlForCsvJsonl({
         client: service.client(),
         headers: { 'SVC-Dataset': dataset },
-        body: { file_name: 'shop.csv', mappings: [{ csv_jsonl_field: 'sku', chunk_req_payload_field: 'tracking_id' }, { csv_jsonl_field: 'price', chunk_req_payload_field: 'num_value' }] },
+        body: {
+          file_name: 'shop.csv',
+          mappings: [
+            { csv_jsonl_field: 'sku', chunk_req_payload_field: 'tracking_id' },
+            { csv_jsonl_field: 'price', chunk_req_payload_field: 'num_value' },
+          ],
+        },
       });
       expect(response.status, JSON.stringify(error)).toBe(200);
-      const put = await send('PUT', data!.presigned_put_url, { body: 'sku,title,price\nk1,Kite poster,20\nk2,Kite mug,8.5\n', headers: { 'content-type': 'text/csv' } });
+      const put = await send('PUT', data!.presigned_put_url, {
+        body: 'sku,title,price\nk1,Kite poster,20\nk2,Kite mug,8.5\n',
+        headers: { 'content-type': 'text/csv' },
+      });
       expect(put.status, JSON.stringify(put.body)).toBe(200);
       const done = await completion(dataset, data!.file_metadata.id);
       expect(done).toMatchObject({ event_type: 'file_uploaded', data: { chunks_created: 2 } });
@@ -476,7 +576,10 @@ describe(`file ingestion (${mode})`, () => {
     /** Starts the ingestion without waiting for it. */
     async function startIngest(dataset: string, upload: Upload, batchSize: number) {
       const fileId = await storeFile(dataset, upload);
-      const handle = await service.services.workflows.run('ingestFile', { workflowId: workflowIds.ingestFile(fileId), input: { datasetId: dataset, fileId, batchSize } });
+      const handle = await service.services.workflows.run('ingestFile', {
+        workflowId: workflowIds.ingestFile(fileId),
+        input: { datasetId: dataset, fileId, batchSize },
+      });
       return { fileId, handle };
     }
 
@@ -524,7 +627,11 @@ describe(`file ingestion (${mode})`, () => {
       ['a quarter in', 150],
     ])('gets no chunk once DELETE /api/file with delete_chunks has answered (%s)', async (_, atLeast) => {
       const dataset = await newDataset();
-      const { fileId, handle } = await startIngest(dataset, { fileName: 'long.txt', bytes: sentences(20 * 600, 'osprey'), options: { rebalance_chunks: false } }, 360);
+      const { fileId, handle } = await startIngest(
+        dataset,
+        { fileName: 'long.txt', bytes: sentences(20 * 600, 'osprey'), options: { rebalance_chunks: false } },
+        360,
+      );
       const seen = await waitForChunks(dataset, atLeast);
       const reply = await withIndexRemovalsHeld(dataset, () =>
         service.request('DELETE', `/api/file/${fileId}?delete_chunks=true`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset } }),
@@ -578,7 +685,10 @@ describe(`file ingestion (${mode})`, () => {
       const { data, response, error } = await createDataset({
         client: service.client(),
         headers: { 'SVC-Organization': orgId },
-        body: { dataset_name: `remote ${Math.random()}`, server_configuration: { EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4 } },
+        body: {
+          dataset_name: `remote ${Math.random()}`,
+          server_configuration: { EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4 },
+        },
       });
       expect(response.status, JSON.stringify(error)).toBe(200);
       return data!.id;
@@ -649,7 +759,12 @@ describe(`file ingestion (${mode})`, () => {
         { event_type: 'file_uploaded', dataset_id: dataset, file_id: fileId, file_name: 'hook.txt', status: 'completed', chunks_created: 1, error: null },
       ]);
       const failed = await ingest(dataset, { fileName: 'hook.png', bytes: Buffer.from([0, 1, 2]), options: { webhook_url: `${url}/ok` } });
-      expect(received.at(-1)!.body).toMatchObject({ event_type: 'file_upload_failed', file_id: failed.fileId, status: 'failed', error: expect.stringMatching(/cannot be read as text/) });
+      expect(received.at(-1)!.body).toMatchObject({
+        event_type: 'file_upload_failed',
+        file_id: failed.fileId,
+        status: 'failed',
+        error: expect.stringMatching(/cannot be read as text/),
+      });
     });
 
     it('is retried when it fails, and its failure is recorded without failing the file', async () => {

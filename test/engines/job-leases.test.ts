@@ -73,7 +73,8 @@ async function twoStores(config: Config): Promise<{ a: Store; b: Store; close():
 async function unownedJobs(store: Store, lexical: LexicalIndex, storage: FileStorage, datasets: string[]): Promise<string[]> {
   const creator = createInProcessEngine({ store, lexical, storage });
   const ids = [];
-  for (const datasetId of datasets) ids.push((await creator.run('purgeDataset', { workflowId: workflowIds.purgeDataset(datasetId), input: { datasetId, batchSize: 2 } })).workflowId);
+  for (const datasetId of datasets)
+    ids.push((await creator.run('purgeDataset', { workflowId: workflowIds.purgeDataset(datasetId), input: { datasetId, batchSize: 2 } })).workflowId);
   await creator.close();
   return ids;
 }
@@ -159,7 +160,10 @@ describe(`in-process runners sharing one database (${mode === 'full' ? 'PostgreS
       // A job held by a runner on another host (its pid cannot be asked): taken only after its lease.
       const orphan = await seed(stores.a, 2);
       const [job] = await unownedJobs(stores.a, lexical.index, storage, [orphan]).then(async (ids) => {
-        await stores.a.db('jobs').where({ id: ids[0] }).update({ owner: 'elsewhere/1:4242:deadbeef', status: 'running', lease_expires_at: stores.a.db.raw(`now() + interval '1500 milliseconds'`) });
+        await stores.a
+          .db('jobs')
+          .where({ id: ids[0] })
+          .update({ owner: 'elsewhere/1:4242:deadbeef', status: 'running', lease_expires_at: stores.a.db.raw(`now() + interval '1500 milliseconds'`) });
         return ids;
       });
       const leaseEnd: Date = (await stores.a.db('jobs').where({ id: job }).first()).lease_expires_at;
@@ -201,7 +205,10 @@ describe(`in-process runners sharing one database (${mode === 'full' ? 'PostgreS
       await waitFor(async () => (lexical.calls.get(datasetId) === 1 ? true : undefined));
       // As if a had stalled past its lease and a runner elsewhere had taken the job and died too:
       // the lease is free, so b takes the job and starts over from the journal (step 1 is not in it).
-      await stores.a.db('jobs').where({ id: handle.workflowId }).update({ owner: 'elsewhere/1:4242:deadbeef', lease_expires_at: stores.a.db.raw(`now() - interval '1 second'`) });
+      await stores.a
+        .db('jobs')
+        .where({ id: handle.workflowId })
+        .update({ owner: 'elsewhere/1:4242:deadbeef', lease_expires_at: stores.a.db.raw(`now() - interval '1 second'`) });
       await waitFor(async () => (lexical.calls.get(datasetId) === 2 ? true : undefined));
       release(); // a's step ends, and a finds the job no longer its own (at journaling, or renewal)
       expect(await handle.result()).toEqual({ chunksDeleted: 6 });

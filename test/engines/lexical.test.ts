@@ -16,8 +16,7 @@ describe(`lexical index (${mode})`, () => {
     const [row] = await store.db('datasets').insert({ organization_id: organizationId, name: 'lexical test' }).returning('id');
     return row.id as string;
   };
-  const ids = async (datasetId: string, query: string, limit = 10) =>
-    (await index.search({ datasetId, query, limit })).map((h) => h.id);
+  const ids = async (datasetId: string, query: string, limit = 10) => (await index.search({ datasetId, query, limit })).map((h) => h.id);
 
   beforeAll(async () => {
     const config = await testConfig();

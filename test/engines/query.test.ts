@@ -83,10 +83,25 @@ describe(`dataset vocabulary (${mode})`, () => {
       ['a', 'Quokkas live on Rottnest island.'],
       ['b', 'A quokka smiles for photographs.'],
     ]);
-    expect(await vocabulary(other)).toEqual(new Map([['quokkas', 1], ['live', 1], ['on', 1], ['rottnest', 1], ['island', 1], ['a', 1], ['quokka', 1], ['smiles', 1], ['for', 1], ['photographs', 1]]));
+    expect(await vocabulary(other)).toEqual(
+      new Map([
+        ['quokkas', 1],
+        ['live', 1],
+        ['on', 1],
+        ['rottnest', 1],
+        ['island', 1],
+        ['a', 1],
+        ['quokka', 1],
+        ['smiles', 1],
+        ['for', 1],
+        ['photographs', 1],
+      ]),
+    );
 
     const headers = { 'SVC-Dataset': other.id };
-    expect((await updateChunk({ client: service.client(), headers, body: { tracking_id: 'a', chunk_html: 'A wombat digs on the island.' } })).response.status).toBe(204);
+    expect(
+      (await updateChunk({ client: service.client(), headers, body: { tracking_id: 'a', chunk_html: 'A wombat digs on the island.' } })).response.status,
+    ).toBe(204);
     let words = await vocabulary(other);
     expect(words.has('quokkas')).toBe(false);
     expect(words.has('rottnest')).toBe(false);
@@ -191,9 +206,23 @@ describe.each(['semantic', 'fulltext', 'hybrid', 'bm25'] as SearchType[])(`searc
   };
 
   it('ranks by the weighted queries: the heavier query first', async () => {
-    const espressoFirst = await run([{ query: 'kettle', weight: 1 }, { query: 'espresso machine', weight: 3 }], {}, 3);
+    const espressoFirst = await run(
+      [
+        { query: 'kettle', weight: 1 },
+        { query: 'espresso machine', weight: 3 },
+      ],
+      {},
+      3,
+    );
     expect(espressoFirst[0]).toMatch(/^espresso/);
-    const kettleFirst = await run([{ query: 'kettle', weight: 3 }, { query: 'espresso machine', weight: 1 }], {}, 3);
+    const kettleFirst = await run(
+      [
+        { query: 'kettle', weight: 3 },
+        { query: 'espresso machine', weight: 1 },
+      ],
+      {},
+      3,
+    );
     expect(kettleFirst[0]).toMatch(/^kettle/);
   });
 
@@ -266,7 +295,10 @@ describe(`scoring options (${mode})`, () => {
   });
 
   it('refuses a negative boost factor, naming it', async () => {
-    const error = await prepareQueries(service.services, dataset, { query: 'kettle', scoring_options: { fulltext_boost: { phrase: 'kettle', boost_factor: -2 } } }).catch((e: unknown) => e);
+    const error = await prepareQueries(service.services, dataset, {
+      query: 'kettle',
+      scoring_options: { fulltext_boost: { phrase: 'kettle', boost_factor: -2 } },
+    }).catch((e: unknown) => e);
     expect((error as HttpError).message).toMatch(/^scoring_options\.fulltext_boost\.boost_factor: must be a finite number, at least 0/);
   });
 });

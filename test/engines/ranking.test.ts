@@ -35,10 +35,34 @@ const AMSTERDAM = { lat: 52.37, lon: 4.9 };
  * Dates: d 2023-01-01 < a 2024-01-01 < b 2024-06-01 < e 2025-01-01.
  */
 const CORPUS: (T.ChunkReqPayload & { tracking_id: string })[] = [
-  { tracking_id: 'a', chunk_html: '<p>Alpine tent for four people, waterproof and light.</p>', num_value: 5, weight: 0, time_stamp: '2024-01-01T00:00:00', tag_set: ['camp'], location: AMSTERDAM },
-  { tracking_id: 'b', chunk_html: '<p>Kayak paddle made of carbon.</p>', num_value: 2, weight: 2, time_stamp: '2024-06-01T00:00:00', tag_set: ['water'], location: { lat: 52.52, lon: 13.4 } },
+  {
+    tracking_id: 'a',
+    chunk_html: '<p>Alpine tent for four people, waterproof and light.</p>',
+    num_value: 5,
+    weight: 0,
+    time_stamp: '2024-01-01T00:00:00',
+    tag_set: ['camp'],
+    location: AMSTERDAM,
+  },
+  {
+    tracking_id: 'b',
+    chunk_html: '<p>Kayak paddle made of carbon.</p>',
+    num_value: 2,
+    weight: 2,
+    time_stamp: '2024-06-01T00:00:00',
+    tag_set: ['water'],
+    location: { lat: 52.52, lon: 13.4 },
+  },
   { tracking_id: 'c', chunk_html: '<p>Kayak with two seats for calm rivers and lakes.</p>', tag_set: ['water', 'sale'] },
-  { tracking_id: 'd', chunk_html: '<p>Camping stove that boils water fast.</p>', num_value: 9, weight: 0.5, time_stamp: '2023-01-01T00:00:00', tag_set: ['camp', 'sale'], location: { lat: 38.72, lon: -9.14 } },
+  {
+    tracking_id: 'd',
+    chunk_html: '<p>Camping stove that boils water fast.</p>',
+    num_value: 9,
+    weight: 0.5,
+    time_stamp: '2023-01-01T00:00:00',
+    tag_set: ['camp', 'sale'],
+    location: { lat: 38.72, lon: -9.14 },
+  },
 ];
 const LAST: T.ChunkReqPayload & { tracking_id: string } = {
   tracking_id: 'e',
@@ -57,7 +81,11 @@ const MMR_CORPUS = [
 ];
 
 async function newDataset(name: string, serverConfiguration?: T.DatasetConfigurationDto): Promise<DatasetRow> {
-  const { data, error } = await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: name, server_configuration: serverConfiguration } });
+  const { data, error } = await createDataset({
+    client: service.client(),
+    headers: { 'SVC-Organization': orgId },
+    body: { dataset_name: name, server_configuration: serverConfiguration },
+  });
   expect(error).toBeUndefined();
   return (await service.services.store.db('datasets').where({ id: data!.id }).first()) as DatasetRow;
 }
@@ -83,9 +111,18 @@ function payload(sortOptions: T.SortOptions | null, more: Partial<T.SearchChunks
   return { query: 'kayak tent', search_type: 'semantic', sort_options: sortOptions, ...more };
 }
 
-async function rank(sortOptions: T.SortOptions | null, scored: [string, number][], on: DatasetRow = dataset, more: Partial<T.SearchChunksReqPayload> = {}): Promise<[string, number][]> {
+async function rank(
+  sortOptions: T.SortOptions | null,
+  scored: [string, number][],
+  on: DatasetRow = dataset,
+  more: Partial<T.SearchChunksReqPayload> = {},
+): Promise<[string, number][]> {
   const request = payload(sortOptions, more);
-  const ranked = await rankHits(service.services, { dataset: on, payload: request, type: request.search_type as 'semantic', queries: [{ text: 'kayak tent', weight: 1 }] }, hitsOf(scored));
+  const ranked = await rankHits(
+    service.services,
+    { dataset: on, payload: request, type: request.search_type as 'semantic', queries: [{ text: 'kayak tent', weight: 1 }] },
+    hitsOf(scored),
+  );
   return ranked.map((h) => [trackingOf(h.id), h.score]);
 }
 const order = (ranked: [string, number][]) => ranked.map(([t]) => t);
@@ -193,7 +230,12 @@ describe('adjustments', () => {
 
   it('recency_bias uses created_at for a chunk without a time stamp', async () => {
     // c was created now, after d's 2023 time stamp: c recency 1, relevance 0; d recency 0, relevance 1.
-    expect(await rank({ use_weights: false, recency_bias: 2 }, [['d', 1], ['c', 0.1]])).toEqual([
+    expect(
+      await rank({ use_weights: false, recency_bias: 2 }, [
+        ['d', 1],
+        ['c', 0.1],
+      ]),
+    ).toEqual([
       ['c', 2],
       ['d', 1],
     ]);
@@ -212,7 +254,12 @@ describe('adjustments', () => {
     expect(order(ranked)).toEqual(['a', 'e', 'b', 'd']);
     expect(ranked[0][1]).toBeCloseTo(0.5 + 10, 10);
     expect(ranked.at(-1)![1]).toBeCloseTo(1 + 0, 10);
-    expect(await rank({ use_weights: false, location_bias: { location: AMSTERDAM, bias: 2 } }, [['c', 1], ['a', 0]])).toEqual([
+    expect(
+      await rank({ use_weights: false, location_bias: { location: AMSTERDAM, bias: 2 } }, [
+        ['c', 1],
+        ['a', 0],
+      ]),
+    ).toEqual([
       ['a', 2],
       ['c', 1],
     ]);
@@ -220,11 +267,21 @@ describe('adjustments', () => {
 
   it('combines as (relevance + biases) × weight × tag weights', async () => {
     // relevance a 1, d 0; recency a 1, d 0 (2024 vs 2023); × weights a 1, d 0.5; × tags (sale 4) d only.
-    expect(await rank({ recency_bias: 1, tag_weights: { sale: 4 } }, [['a', 0.9], ['d', 0.1]])).toEqual([
+    expect(
+      await rank({ recency_bias: 1, tag_weights: { sale: 4 } }, [
+        ['a', 0.9],
+        ['d', 0.1],
+      ]),
+    ).toEqual([
       ['a', 2],
       ['d', 0],
     ]);
-    expect(await rank({ location_bias: { location: { lat: 38.72, lon: -9.14 }, bias: 2 }, tag_weights: { sale: 4 } }, [['a', 0.9], ['d', 0.1]])).toEqual([
+    expect(
+      await rank({ location_bias: { location: { lat: 38.72, lon: -9.14 }, bias: 2 }, tag_weights: { sale: 4 } }, [
+        ['a', 0.9],
+        ['d', 0.1],
+      ]),
+    ).toEqual([
       ['d', 2 * 0.5 * 4],
       ['a', 1],
     ]);
@@ -247,9 +304,25 @@ describe('mmr', () => {
 
   it('scores by (1 − λ) × relevance − λ × similarity to the picks; past MMR_PICKS, by that against the picks', () => {
     // Relevance 1, 0.75, 0.5, 0.25, 0; x1 repeats x0, y1 repeats y0, xy is between.
-    const [x, y, xy] = [[1, 0], [0, 1], [0.6, 0.8]].map((v) => Float64Array.from(v));
-    const hits = [['x0', 1], ['x1', 0.9], ['y0', 0.8], ['y1', 0.7], ['xy', 0.6]].map(([id, score]) => ({ id: id as string, score: score as number }));
-    const vectors = new Map([['x0', x], ['x1', x], ['y0', y], ['y1', y], ['xy', xy]]);
+    const [x, y, xy] = [
+      [1, 0],
+      [0, 1],
+      [0.6, 0.8],
+    ].map((v) => Float64Array.from(v));
+    const hits = [
+      ['x0', 1],
+      ['x1', 0.9],
+      ['y0', 0.8],
+      ['y1', 0.7],
+      ['xy', 0.6],
+    ].map(([id, score]) => ({ id: id as string, score: score as number }));
+    const vectors = new Map([
+      ['x0', x],
+      ['x1', x],
+      ['y0', y],
+      ['y1', y],
+      ['xy', xy],
+    ]);
     const expected = [
       { id: 'x0', score: 0.5 },
       { id: 'y0', score: 0.25 },
@@ -283,7 +356,10 @@ describe('sort_by a search type', () => {
   });
 
   it.each(['fulltext', 'bm25', 'semantic'] as const)('%s: scores only the candidates, never other chunks', async (type) => {
-    const ranked = await rank({ use_weights: false, sort_by: { rerank_type: type, rerank_query: 'kayak seats for calm rivers' } }, [['a', 1], ['d', 0.5]]);
+    const ranked = await rank({ use_weights: false, sort_by: { rerank_type: type, rerank_query: 'kayak seats for calm rivers' } }, [
+      ['a', 1],
+      ['d', 0.5],
+    ]);
     expect(order(ranked).sort()).toEqual(['a', 'd']);
   });
 
@@ -296,7 +372,11 @@ describe('sort_by a search type', () => {
 
   it('reranks with the query when no rerank query is given', async () => {
     // The query is "kayak tent": a (tent), b and c (kayak) match it; d and e do not.
-    const ranked = await rank({ use_weights: false, sort_by: { rerank_type: 'fulltext' } }, [['e', 1], ['d', 0.9], ['a', 0.8]]);
+    const ranked = await rank({ use_weights: false, sort_by: { rerank_type: 'fulltext' } }, [
+      ['e', 1],
+      ['d', 0.9],
+      ['a', 0.8],
+    ]);
     expect(order(ranked)).toEqual(['a', 'e', 'd']);
   });
 
@@ -310,7 +390,7 @@ describe('sort_by a search type', () => {
 describe('cross-encoder', () => {
   const withReranker = () => dataset;
 
-  it('reorders by the reranker\'s scores of the chunks\' text, and reranks hybrid search by itself', async () => {
+  it("reorders by the reranker's scores of the chunks' text, and reranks hybrid search by itself", async () => {
     reranker.reset();
     reranker.score = (_query, text) => (text.includes('stove') ? 10 : text.includes('Sleeping') ? 5 : 0);
     const ranked = await rank({ use_weights: false, sort_by: { rerank_type: 'cross_encoder', rerank_query: 'warm camping' } }, FIVE, withReranker());
@@ -341,7 +421,10 @@ describe('cross-encoder', () => {
   it('fails with a 400 naming the endpoint when the reranker fails, never another order', async () => {
     reranker.reset();
     reranker.answer = { status: 401, body: { error: 'bad key' } };
-    await refused(rank({ sort_by: { rerank_type: 'cross_encoder' } }, FIVE, withReranker()), new RegExp(`cross_encoder: reranker endpoint ${reranker.baseUrl}/rerank answered 401`));
+    await refused(
+      rank({ sort_by: { rerank_type: 'cross_encoder' } }, FIVE, withReranker()),
+      new RegExp(`cross_encoder: reranker endpoint ${reranker.baseUrl}/rerank answered 401`),
+    );
     expect(reranker.requests).toHaveLength(1); // not retried: a 401 will not pass
     reranker.answer = { status: 200, body: [{ index: 0, score: 1 }] };
     await refused(rank({ sort_by: { rerank_type: 'cross_encoder' } }, FIVE, withReranker()), /scored 1 of the 5 texts/);
@@ -350,7 +433,7 @@ describe('cross-encoder', () => {
 });
 
 describe('the reranker seam', () => {
-  it('batches by 20, answers in the texts\' order, and speaks TEI without a model name', async () => {
+  it("batches by 20, answers in the texts' order, and speaks TEI without a model name", async () => {
     reranker.reset();
     reranker.score = (_q, text) => Number(text);
     const texts = Array.from({ length: 45 }, (_, i) => String(i));
@@ -363,7 +446,11 @@ describe('the reranker seam', () => {
 
   it('speaks the Cohere shape with a model name', async () => {
     reranker.reset();
-    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl, model: 'rerank-v3', outbound: localStandIns }).rerank('kayak seats', ['a kayak', 'kayak seats', 'tent']);
+    const scores = await new HttpReranker({ baseUrl: reranker.baseUrl, model: 'rerank-v3', outbound: localStandIns }).rerank('kayak seats', [
+      'a kayak',
+      'kayak seats',
+      'tent',
+    ]);
     expect(scores).toEqual([1, 2, 0]);
     expect(reranker.requests[0].body).toEqual({ model: 'rerank-v3', query: 'kayak seats', documents: ['a kayak', 'kayak seats', 'tent'] });
   });
@@ -384,9 +471,23 @@ describe('the reranker seam', () => {
   it('refuses answers that do not score every text exactly once', async () => {
     const seam = new HttpReranker({ baseUrl: reranker.baseUrl, retries: 0, outbound: localStandIns });
     for (const [body, message] of [
-      [{ results: [{ index: 0, relevance_score: 1 }, { index: 0, relevance_score: 2 }] }, /scored text 0 twice/],
+      [
+        {
+          results: [
+            { index: 0, relevance_score: 1 },
+            { index: 0, relevance_score: 2 },
+          ],
+        },
+        /scored text 0 twice/,
+      ],
       [[{ index: 2, score: 1 }], /an index that is not one of the 2 texts sent/],
-      [[{ index: 0, score: 'high' }, { index: 1, score: 1 }], /a score for text 0 that is not a finite number/],
+      [
+        [
+          { index: 0, score: 'high' },
+          { index: 1, score: 1 },
+        ],
+        /a score for text 0 that is not a finite number/,
+      ],
       [{ scores: [1, 2] }, /answered neither/],
     ] as const) {
       reranker.answer = { status: 200, body };
@@ -441,6 +542,10 @@ describe('window and validation', () => {
   });
 
   it('accepts what does not conflict with a field sort', () => {
-    expect(planRanking(payload({ sort_by: { field: 'weight' }, use_weights: false, recency_bias: 0, mmr: { use_mmr: false } }))?.order).toEqual({ kind: 'field', field: 'weight', direction: 'desc' });
+    expect(planRanking(payload({ sort_by: { field: 'weight' }, use_weights: false, recency_bias: 0, mmr: { use_mmr: false } }))?.order).toEqual({
+      kind: 'field',
+      field: 'weight',
+      direction: 'desc',
+    });
   });
 });

@@ -83,7 +83,8 @@ function request(query: string, more: Partial<RetrievalRequest> = {}): Retrieval
 }
 
 const search = (type: SearchType, query: string, more: Partial<RetrievalRequest> = {}) => retrieve(service.services, type, request(query, more));
-const tracked = async (type: SearchType, query: string, more: Partial<RetrievalRequest> = {}) => (await search(type, query, more)).hits.map((h) => trackingOf(h.id));
+const tracked = async (type: SearchType, query: string, more: Partial<RetrievalRequest> = {}) =>
+  (await search(type, query, more)).hits.map((h) => trackingOf(h.id));
 const tagFilter = (...tags: string[]): T.ChunkFilter => ({ must: [{ field: 'tag_set', match_any: tags }] });
 const withTag = (tag: string) => FIXTURE.filter(([, , tags]) => tags.includes(tag)).map(([t]) => t);
 
@@ -209,8 +210,18 @@ describe('semantic', () => {
     expect(best.score).toBeCloseTo(1, 5);
     for (const metric of ['euclidean', 'manhattan', 'dot'] as const) {
       const other = await newDataset(`metric ${metric}`, { DISTANCE_METRIC: metric });
-      const created = await addChunks(other, [{ chunk_html: 'solar panels on the roof' }, { chunk_html: 'a quiet walk in the forest' }, { chunk_html: 'fixing a leaking tap' }]);
-      const { hits, total } = await retrieve(service.services, 'semantic', { dataset: other, query: 'solar panels on the roof', limit: 3, offset: 0, countTotal: true });
+      const created = await addChunks(other, [
+        { chunk_html: 'solar panels on the roof' },
+        { chunk_html: 'a quiet walk in the forest' },
+        { chunk_html: 'fixing a leaking tap' },
+      ]);
+      const { hits, total } = await retrieve(service.services, 'semantic', {
+        dataset: other,
+        query: 'solar panels on the roof',
+        limit: 3,
+        offset: 0,
+        countTotal: true,
+      });
       expect(total).toBe(3);
       expect(hits[0].id).toBe(created[0].id);
       // Identical unit vectors: distance 0, so 1 / (1 + 0) for euclidean and manhattan, the inner product 1 for dot.
@@ -337,7 +348,12 @@ describe('hybrid', () => {
     const semantic = (await search('semantic', query, { limit: 100 })).hits;
     const fulltext = (await search('bm25', query, { limit: 100 })).hits;
     const hybrid = await search('hybrid', query, { limit: 100 });
-    expect(hybrid.hits).toEqual(reciprocalRankFusion([{ hits: semantic, weight: 1 }, { hits: fulltext, weight: 1 }]).slice(0, 100));
+    expect(hybrid.hits).toEqual(
+      reciprocalRankFusion([
+        { hits: semantic, weight: 1 },
+        { hits: fulltext, weight: 1 },
+      ]).slice(0, 100),
+    );
     expect(hybrid.total).toBe(new Set([...semantic, ...fulltext].map((h) => h.id)).size);
     // First in both lists: first, with the highest score there is.
     expect(semantic[0].id).toBe(idOf('warranty-laptop'));
@@ -351,8 +367,22 @@ describe('hybrid', () => {
   it('ranks a chunk second in both lists above chunks first in only one', () => {
     const [a, b, c] = ['a', 'b', 'c'];
     const fused = reciprocalRankFusion([
-      { hits: [{ id: a, score: 9 }, { id: b, score: 8 }, { id: 'x', score: 1 }], weight: 1 },
-      { hits: [{ id: c, score: 9 }, { id: 'y', score: 5 }, { id: b, score: 2 }], weight: 1 },
+      {
+        hits: [
+          { id: a, score: 9 },
+          { id: b, score: 8 },
+          { id: 'x', score: 1 },
+        ],
+        weight: 1,
+      },
+      {
+        hits: [
+          { id: c, score: 9 },
+          { id: 'y', score: 5 },
+          { id: b, score: 2 },
+        ],
+        weight: 1,
+      },
     ]);
     // b: 1/62 + 1/63 beats a and c: 1/61 alone.
     expect(fused[0].id).toBe(b);
@@ -401,6 +431,9 @@ describe('disabled types', () => {
     await expectStatus(retrieve(service.services, 'fulltext', { dataset: noFulltext, query: 'x', limit: 1, offset: 0 }), 400, /FULLTEXT_ENABLED/);
     const noKeywords = await newDataset('no keywords', { FULLTEXT_ENABLED: false, BM25_ENABLED: false });
     await expectStatus(retrieve(service.services, 'hybrid', { dataset: noKeywords, query: 'x', limit: 1, offset: 0 }), 400, /BM25_ENABLED/);
-    await expect(retrieve(service.services, 'semantic', { dataset: noFulltext, query: 'x', limit: 1, offset: 0, countTotal: true })).resolves.toEqual({ hits: [], total: 0 });
+    await expect(retrieve(service.services, 'semantic', { dataset: noFulltext, query: 'x', limit: 1, offset: 0, countTotal: true })).resolves.toEqual({
+      hits: [],
+      total: 0,
+    });
   });
 });

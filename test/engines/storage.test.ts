@@ -24,7 +24,10 @@ afterAll(async () => {
 /** Every file under the storage root, by path relative to it. */
 async function filesOnDisk(): Promise<string[]> {
   const entries = await readdir(root(), { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(root(), path.join(e.parentPath, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root(), path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {

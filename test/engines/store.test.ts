@@ -21,7 +21,21 @@ describe(`store (${mode})`, () => {
 
   it('ran every migration, and opening again runs none and keeps the data', async () => {
     const applied = await store.db('knex_migrations').orderBy('id').pluck('name');
-    expect(applied).toEqual(['001_core', '002_jobs', '003_lexical', '004_users', '005_datasets', '006_chunks', '007_search', '008_bm25', '009_vocabulary', '010_recommendations', '011_files', '012_ingest', '013_job_leases']);
+    expect(applied).toEqual([
+      '001_core',
+      '002_jobs',
+      '003_lexical',
+      '004_users',
+      '005_datasets',
+      '006_chunks',
+      '007_search',
+      '008_bm25',
+      '009_vocabulary',
+      '010_recommendations',
+      '011_files',
+      '012_ingest',
+      '013_job_leases',
+    ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();
     store = await openStore(config.store);

@@ -245,7 +245,10 @@ describe(`workflow engine (${mode})`, () => {
     const sourceId = await seedDataset(store, lexical.index, 7);
     const { organization_id } = await store.db('datasets').where('id', sourceId).first();
     const [target] = await store.db('datasets').insert({ organization_id, name: 'copy' }).returning('id');
-    const handle = await engine.run('cloneDataset', { workflowId: workflowIds.cloneDataset(target.id), input: { sourceId, targetId: target.id, batchSize: 3 } });
+    const handle = await engine.run('cloneDataset', {
+      workflowId: workflowIds.cloneDataset(target.id),
+      input: { sourceId, targetId: target.id, batchSize: 3 },
+    });
     expect(await handle.result()).toEqual({ chunksCopied: 7, groupsCopied: 0, bookmarksCopied: 0, chunksIndexed: 7 });
     expect(await lexical.index.search({ datasetId: target.id, query: 'pelican', limit: 10 })).toHaveLength(7);
 

@@ -18,7 +18,9 @@ const callerOnly = new Set([
   'get_user_api_keys',
   'create_organization',
   'create_api_only_user',
-  ...Object.entries(operations).filter(([, op]) => op.role === null).map(([id]) => id),
+  ...Object.entries(operations)
+    .filter(([, op]) => op.role === null)
+    .map(([id]) => id),
 ]);
 
 async function setUpOrganization(target: Record<string, string>, name: string) {
@@ -37,7 +39,9 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
   target.group_id = await seedGroup(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.file_id = await seedFile(db, dataset.id);
   if (await db.schema.hasTable('invitations')) {
-    const [invitation] = await db('invitations').insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 }).returning('id');
+    const [invitation] = await db('invitations')
+      .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
+      .returning('id');
     target.invitation_id = invitation.id;
   }
 }
@@ -54,11 +58,20 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     datasets,
     chunks: await db('chunks').whereIn('dataset_id', ids).orderBy('id'),
     groups: await db('chunk_groups').whereIn('dataset_id', ids).orderBy('id'),
-    bookmarks: await db('chunk_group_bookmarks').join('chunk_groups', 'chunk_groups.id', 'chunk_group_bookmarks.group_id').whereIn('chunk_groups.dataset_id', ids).orderBy('chunk_id'),
+    bookmarks: await db('chunk_group_bookmarks')
+      .join('chunk_groups', 'chunk_groups.id', 'chunk_group_bookmarks.group_id')
+      .whereIn('chunk_groups.dataset_id', ids)
+      .orderBy('chunk_id'),
     files: await db('files').whereIn('dataset_id', ids).orderBy('id'),
   };
-  for (const [table, column] of [['user_organizations', 'organization_id'], ['invitations', 'organization_id']] as const) {
-    if (await db.schema.hasTable(table)) tables[table] = await db(table).where({ [column]: organizationId }).orderBy('id');
+  for (const [table, column] of [
+    ['user_organizations', 'organization_id'],
+    ['invitations', 'organization_id'],
+  ] as const) {
+    if (await db.schema.hasTable(table))
+      tables[table] = await db(table)
+        .where({ [column]: organizationId })
+        .orderBy('id');
   }
   return JSON.parse(JSON.stringify(tables));
 }
@@ -121,15 +134,18 @@ describe("a foreign organization's owner key is refused on every route", () => {
   // header (B's own here), so only routes with ids of A in the path are exercised this way.
   const addressesByPathId = (path: string) => (path.match(/\{([^}]+)\}/g) ?? []).some((p) => !p.includes('tracking_id') && p !== '{page}');
 
-  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && addressesByPathId(op.path)))("%s with B's own headers and A's ids in the path", async (operationId, op) => {
-    const before = await snapshotOf(a.organization_id);
-    const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, a), {
-      headers: { authorization: b.key, 'SVC-Dataset': b.dataset_id, 'SVC-Organization': b.organization_id },
-      body: op.method === 'get' || op.method === 'delete' ? undefined : bodyFor(operationId, a),
-    });
-    expect([400, 401, 403, 404], `${operationId}: ${reply.status} ${JSON.stringify(reply.body)}`).toContain(reply.status);
-    expect(await snapshotOf(a.organization_id)).toEqual(before);
-  });
+  it.each(ops.filter(([id, op]) => !callerOnly.has(id) && addressesByPathId(op.path)))(
+    "%s with B's own headers and A's ids in the path",
+    async (operationId, op) => {
+      const before = await snapshotOf(a.organization_id);
+      const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, a), {
+        headers: { authorization: b.key, 'SVC-Dataset': b.dataset_id, 'SVC-Organization': b.organization_id },
+        body: op.method === 'get' || op.method === 'delete' ? undefined : bodyFor(operationId, a),
+      });
+      expect([400, 401, 403, 404], `${operationId}: ${reply.status} ${JSON.stringify(reply.body)}`).toContain(reply.status);
+      expect(await snapshotOf(a.organization_id)).toEqual(before);
+    },
+  );
 
   it.each(ops.filter(([id]) => callerOnly.has(id)))('%s shows B nothing of A', async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);
@@ -148,7 +164,10 @@ describe("a foreign organization's owner key is refused on every route", () => {
 describe("another organization's ids answer as unknown ones", () => {
   const UNKNOWN = '00000000-0000-4000-8000-000000000000';
   const send = (op: { method: string; path: string }, path: string, headers: Record<string, string>) =>
-    service.request(op.method.toUpperCase(), path, { headers: { authorization: b.key, ...headers }, body: op.method === 'get' || op.method === 'delete' ? undefined : {} });
+    service.request(op.method.toUpperCase(), path, {
+      headers: { authorization: b.key, ...headers },
+      body: op.method === 'get' || op.method === 'delete' ? undefined : {},
+    });
   /** The reply with the id it names blanked, to compare A's id with an unknown one. */
   const alike = (reply: { status: number; body: any }, id: string) => ({ status: reply.status, message: String(reply.body?.message).replaceAll(id, '<id>') });
 
@@ -179,7 +198,9 @@ describe("another organization's ids answer as unknown ones", () => {
       headers: { authorization: b.key, 'SVC-Organization': b.organization_id },
       body: { name: 'reader', role: 0 },
     });
-    const reply = await service.request('DELETE', `/api/dataset/${b.dataset_id}`, { headers: { authorization: reader.body.api_key, 'SVC-Dataset': b.dataset_id } });
+    const reply = await service.request('DELETE', `/api/dataset/${b.dataset_id}`, {
+      headers: { authorization: reader.body.api_key, 'SVC-Dataset': b.dataset_id },
+    });
     expect(reply.status).toBe(403);
     expect(reply.body.message).toMatch(/needs role/);
   });

@@ -18,7 +18,8 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: ADMIN_KEY, 'SVC-Organization': organizationId, 'SVC-Dataset': datasetId, ...extra };
 }
 const send = (method: string, path: string, body?: unknown, extra?: Record<string, string>) => service.request(method, path, { headers: headers(extra), body });
-const sendRaw = (method: string, path: string, rawBody: string) => service.request(method, path, { headers: headers({ 'content-type': 'application/json' }), rawBody });
+const sendRaw = (method: string, path: string, rawBody: string) =>
+  service.request(method, path, { headers: headers({ 'content-type': 'application/json' }), rawBody });
 
 async function count(table: string, where: Record<string, string> = { dataset_id: datasetId }): Promise<number> {
   const [row] = await db()(table).where(where).count<{ count: string }[]>('* as count');
@@ -39,7 +40,9 @@ function nested(levels: number): string {
 beforeAll(async () => {
   service = await startTestService();
   organizationId = (await service.request('POST', '/api/organization', { headers: { authorization: ADMIN_KEY }, body: { name: 'Bad input' } })).body.id;
-  datasetId = (await service.request('POST', '/api/dataset', { headers: { authorization: ADMIN_KEY, 'SVC-Organization': organizationId }, body: { dataset_name: 'docs' } })).body.id;
+  datasetId = (
+    await service.request('POST', '/api/dataset', { headers: { authorization: ADMIN_KEY, 'SVC-Organization': organizationId }, body: { dataset_name: 'docs' } })
+  ).body.id;
 });
 afterAll(async () => {
   await service?.stop();
@@ -158,7 +161,10 @@ describe('nesting is bounded', () => {
 
   it.each([MAX_DEPTH, 2_000, 10_000])('refuses metadata %i levels deep: nothing is written', async (levels) => {
     const before = await count('chunks');
-    expectRefused(await sendRaw('POST', '/api/chunk', `{"chunk_html":"x","metadata":${nested(levels)}}`), new RegExp(`^metadata: nested more than ${MAX_DEPTH} levels`));
+    expectRefused(
+      await sendRaw('POST', '/api/chunk', `{"chunk_html":"x","metadata":${nested(levels)}}`),
+      new RegExp(`^metadata: nested more than ${MAX_DEPTH} levels`),
+    );
     expect(await count('chunks')).toBe(before);
   });
 
@@ -223,7 +229,10 @@ describe('a request without the body its operation requires', () => {
     ['a JSON content type and no bytes', { 'content-type': 'application/json' }],
   ])('%s: 400, not an undeclared 415', async (_what, extra) => {
     expectRefused(await service.request('POST', '/api/chunk', { headers: headers(extra) }), /^the request body is required \(application\/json\)/);
-    expectRefused(await service.request('POST', '/api/file', { headers: headers(extra) }), /^the request body is required \(application\/json or multipart\/form-data\)/);
+    expectRefused(
+      await service.request('POST', '/api/file', { headers: headers(extra) }),
+      /^the request body is required \(application\/json or multipart\/form-data\)/,
+    );
     expect(await count('chunks')).toBe(0);
   });
 
@@ -273,19 +282,46 @@ describe('multipart uploads', () => {
   }
 
   it('refuses a second file part, naming it: no file is kept', async () => {
-    expectRefused(await upload([['file', new Blob(['one.']), 'a.txt'], ['file', new Blob(['two.']), 'b.txt']]), /^file: a second file part/);
-    expectRefused(await upload([['file', new Blob(['one.']), 'a.txt'], ['extra', new Blob(['two.']), 'b.txt']]), /^extra: a second file part/);
+    expectRefused(
+      await upload([
+        ['file', new Blob(['one.']), 'a.txt'],
+        ['file', new Blob(['two.']), 'b.txt'],
+      ]),
+      /^file: a second file part/,
+    );
+    expectRefused(
+      await upload([
+        ['file', new Blob(['one.']), 'a.txt'],
+        ['extra', new Blob(['two.']), 'b.txt'],
+      ]),
+      /^extra: a second file part/,
+    );
     expect(await count('files')).toBe(0);
   });
 
   it('refuses an option field the contract does not know, before or after the file', async () => {
-    expectRefused(await upload([['tag_sett', '["a"]'], ['file', new Blob(['one.']), 'a.txt']]), /^tag_sett: not an option of an upload/);
-    expectRefused(await upload([['file', new Blob(['one.']), 'a.txt'], ['colour', 'red']]), /^colour: not an option of an upload/);
+    expectRefused(
+      await upload([
+        ['tag_sett', '["a"]'],
+        ['file', new Blob(['one.']), 'a.txt'],
+      ]),
+      /^tag_sett: not an option of an upload/,
+    );
+    expectRefused(
+      await upload([
+        ['file', new Blob(['one.']), 'a.txt'],
+        ['colour', 'red'],
+      ]),
+      /^colour: not an option of an upload/,
+    );
     expect(await count('files')).toBe(0);
   });
 
   it('still takes known options followed by one file', async () => {
-    const reply = await upload([['tag_set', '["a"]'], ['file', new Blob(['one. two.']), 'a.txt']]);
+    const reply = await upload([
+      ['tag_set', '["a"]'],
+      ['file', new Blob(['one. two.']), 'a.txt'],
+    ]);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.body.file_metadata.tag_set).toEqual(['a']);
   });
@@ -315,7 +351,13 @@ describe('an empty tracking id is a tracking id', () => {
     const second = await send('POST', '/api/chunk', { chunk_html: 'second', tracking_id: '' });
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     expect(second.body.chunk_metadata.id).toBe(first.body.chunk_metadata.id);
-    expectRefused(await send('POST', '/api/chunk', [{ chunk_html: 'a', tracking_id: '' }, { chunk_html: 'b', tracking_id: '' }]), /^\[1\]\.tracking_id: {2}is also given to chunk 0/);
+    expectRefused(
+      await send('POST', '/api/chunk', [
+        { chunk_html: 'a', tracking_id: '' },
+        { chunk_html: 'b', tracking_id: '' },
+      ]),
+      /^\[1\]\.tracking_id: {2}is also given to chunk 0/,
+    );
     await send('DELETE', `/api/chunk/${first.body.chunk_metadata.id}`);
   });
 });

@@ -35,7 +35,11 @@ const UNKNOWN = '00000000-0000-4000-8000-00000000abcd';
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 
 async function newKey(organizationId: string, role: 0 | 1 | 2): Promise<string> {
-  const { data, response } = await createOrganizationApiKey({ client: client(), headers: { 'SVC-Organization': organizationId }, body: { name: `role ${role}`, role } });
+  const { data, response } = await createOrganizationApiKey({
+    client: client(),
+    headers: { 'SVC-Organization': organizationId },
+    body: { name: `role ${role}`, role },
+  });
   expect(response.status).toBe(200);
   return data!.api_key;
 }
@@ -160,7 +164,11 @@ describe('POST /api/chunk_group (create_chunk_group)', () => {
     const taken = await raw('POST', '/api/chunk_group', datasetId, [{ tracking_id: 'new-1' }, { tracking_id: 'new-2' }, { tracking_id: 'taken' }]);
     expect(taken.status).toBe(400);
     expect(taken.body.message).toMatch(/\[2\]\.tracking_id taken/);
-    const repeated = await raw('POST', '/api/chunk_group', datasetId, [{ tracking_id: 'twice' }, { tracking_id: 'x' }, { tracking_id: 'twice', upsert_by_tracking_id: true }]);
+    const repeated = await raw('POST', '/api/chunk_group', datasetId, [
+      { tracking_id: 'twice' },
+      { tracking_id: 'x' },
+      { tracking_id: 'twice', upsert_by_tracking_id: true },
+    ]);
     expect(repeated.status).toBe(400);
     expect(repeated.body.message).toMatch(/twice/);
     expect(await count('chunk_groups', { dataset_id: datasetId })).toBe(1);
@@ -198,7 +206,12 @@ describe('POST /api/chunk_group (create_chunk_group)', () => {
 
   it('refuses more than 1000 groups with 413, writing nothing', async () => {
     const datasetId = await newDataset();
-    const reply = await raw('POST', '/api/chunk_group', datasetId, Array.from({ length: 1001 }, (_, i) => ({ name: `g${i}` })));
+    const reply = await raw(
+      'POST',
+      '/api/chunk_group',
+      datasetId,
+      Array.from({ length: 1001 }, (_, i) => ({ name: `g${i}` })),
+    );
     expect(reply.status).toBe(413);
     expect(reply.body.message).toMatch(/1000/);
     expect(await count('chunk_groups', { dataset_id: datasetId })).toBe(0);
@@ -264,7 +277,11 @@ describe('PUT /api/chunk_group (update_chunk_group)', () => {
   it('finds the group by tracking id without a group id', async () => {
     const datasetId = await newDataset();
     const group = await newGroup(datasetId, { tracking_id: 'by-tracking' });
-    await updateChunkGroup({ client: client(), headers: ds(datasetId), body: { tracking_id: 'by-tracking', description: 'new text', tag_set: ['n'], metadata: [1] } });
+    await updateChunkGroup({
+      client: client(),
+      headers: ds(datasetId),
+      body: { tracking_id: 'by-tracking', description: 'new text', tag_set: ['n'], metadata: [1] },
+    });
     expect((await getChunkGroup({ client: client(), headers: ds(datasetId), path: { group_id: group.id } })).data).toMatchObject({
       description: 'new text',
       tag_set: ['n'],
@@ -286,7 +303,9 @@ describe('PUT /api/chunk_group (update_chunk_group)', () => {
     const datasetId = await newDataset();
     const group = await newGroup(datasetId, { tag_set: ['red'] });
     const tagged = await seedChunk(db(), datasetId);
-    await db()('chunks').where({ id: tagged }).update({ tag_set: ['blue', 'red'] });
+    await db()('chunks')
+      .where({ id: tagged })
+      .update({ tag_set: ['blue', 'red'] });
     const untagged = await seedChunk(db(), datasetId);
     const outside = await seedChunk(db(), datasetId);
     await bookmark(datasetId, group.id, tagged);
@@ -417,7 +436,9 @@ describe('chunks in a group: get_chunks_in_group and get_chunks_in_group_by_trac
     group = await newGroup(datasetId, { tracking_id: 'paged', name: 'Paged' });
     for (let i = 0; i < 23; i++) {
       const id = await seedChunk(db(), datasetId, { tracking_id: `c${i}`, chunk_html: `<p>chunk ${i}</p>` });
-      await db()('chunks').where({ id }).update({ tag_set: ['t1', `n${i}`] });
+      await db()('chunks')
+        .where({ id })
+        .update({ tag_set: ['t1', `n${i}`] });
       await bookmark(datasetId, group.id, id);
       chunkIds.push(id);
     }
@@ -442,8 +463,9 @@ describe('chunks in a group: get_chunks_in_group and get_chunks_in_group_by_trac
     const v1 = (await getChunksInGroup({ client: client(), headers: ds(datasetId), path: { group_id: group.id, page: 1 } })).data as GroupsBookmarkQueryResult;
     expect(v1.chunks[0]).toMatchObject({ id: chunkIds[0], tracking_id: 'c0', chunk_html: '<p>chunk 0</p>', tag_set: 't1,n0', dataset_id: datasetId });
     expect(v1.chunks[0].created_at).toMatch(TIMESTAMP);
-    const explicitV1 = (await getChunksInGroup({ client: client(), headers: { ...ds(datasetId), 'X-API-Version': 'V1' }, path: { group_id: group.id, page: 1 } }))
-      .data as GroupsBookmarkQueryResult;
+    const explicitV1 = (
+      await getChunksInGroup({ client: client(), headers: { ...ds(datasetId), 'X-API-Version': 'V1' }, path: { group_id: group.id, page: 1 } })
+    ).data as GroupsBookmarkQueryResult;
     expect(explicitV1.chunks[0].tag_set).toBe('t1,n0');
     const v2 = (await getChunksInGroup({ client: client(), headers: { ...ds(datasetId), 'X-API-Version': 'V2' }, path: { group_id: group.id, page: 1 } }))
       .data as GetChunksInGroupsResponseBody;
@@ -475,7 +497,9 @@ describe('chunks in a group: get_chunks_in_group and get_chunks_in_group_by_trac
     expect(zero.body.message).toMatch(/page/);
     expect((await raw('GET', `/api/chunk_group/tracking_id/paged/0`, datasetId)).status).toBe(400);
     expect((await raw('GET', `/api/chunk_group/${group.id}/two`, datasetId)).status).toBe(400);
-    const version = await service.request('GET', `/api/chunk_group/${group.id}/1`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId, 'X-API-Version': 'V3' } });
+    const version = await service.request('GET', `/api/chunk_group/${group.id}/1`, {
+      headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId, 'X-API-Version': 'V3' },
+    });
     expect(version.status).toBe(400);
     expect(version.body.message).toMatch(/x-api-version/i);
     const unknown = await raw('GET', `/api/chunk_group/${UNKNOWN}/1`, datasetId);
@@ -589,7 +613,12 @@ describe('GET /api/dataset/groups/{dataset_id}/{page} (get_groups_for_dataset)',
 
   it('with use_cursor, pages in id order from the cursor and gives the next cursor', async () => {
     const byId = created.map((g) => g.id).sort();
-    const first = await getGroupsForDataset({ client: client(), headers: ds(datasetId), path: { dataset_id: datasetId, page: 1 }, query: { use_cursor: true } });
+    const first = await getGroupsForDataset({
+      client: client(),
+      headers: ds(datasetId),
+      path: { dataset_id: datasetId, page: 1 },
+      query: { use_cursor: true },
+    });
     expect(first.data!.groups.map((g) => g.id)).toEqual(byId.slice(0, 10));
     expect(first.data!.next_cursor).toBe(byId[10]);
     expect(first.data!.total_pages).toBe(2);
@@ -654,7 +683,12 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
 
   it('delete_chunks=false is the same as leaving it out', async () => {
     const f = await fixture();
-    const { response } = await deleteGroupByTrackingId({ client: client(), headers: ds(f.datasetId), path: { tracking_id: 'doomed' }, query: { delete_chunks: false } });
+    const { response } = await deleteGroupByTrackingId({
+      client: client(),
+      headers: ds(f.datasetId),
+      path: { tracking_id: 'doomed' },
+      query: { delete_chunks: false },
+    });
     expect(response.status).toBe(204);
     expect(await count('chunk_groups', { id: f.group.id })).toBe(0);
     expect(await count('chunks', { dataset_id: f.datasetId })).toBe(3);
@@ -672,7 +706,12 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
 
   it('by tracking id with delete_chunks=true', async () => {
     const f = await fixture();
-    const { response } = await deleteGroupByTrackingId({ client: client(), headers: ds(f.datasetId), path: { tracking_id: 'doomed' }, query: { delete_chunks: true } });
+    const { response } = await deleteGroupByTrackingId({
+      client: client(),
+      headers: ds(f.datasetId),
+      path: { tracking_id: 'doomed' },
+      query: { delete_chunks: true },
+    });
     expect(response.status).toBe(204);
     expect(await db()('chunks').where({ dataset_id: f.datasetId }).pluck('id')).toEqual([f.outside]);
     const missing = await deleteGroupByTrackingId({ client: client(), headers: ds(f.datasetId), path: { tracking_id: 'doomed' } });
@@ -685,7 +724,10 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
     const kept = await newGroup(datasetId);
     const purged = await newGroup(datasetId);
     const ids: Record<string, string> = {};
-    for (const [name, text] of [['keep', 'walrus habitat notes'], ['drop', 'walrus feeding notes']] as const) {
+    for (const [name, text] of [
+      ['keep', 'walrus habitat notes'],
+      ['drop', 'walrus feeding notes'],
+    ] as const) {
       ids[name] = await seedChunk(db(), datasetId, { chunk_html: `<p>${text}</p>` });
       await service.services.lexical.upsert([{ id: ids[name], datasetId, text }]);
     }
@@ -716,7 +758,9 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
     const [stripes, zebra] = ids.map((r: { id: string }) => r.id);
     expect(await search()).toEqual([stripes, zebra].sort());
 
-    expect((await deleteChunkGroup({ client: client(), headers: ds(datasetId), path: { group_id: group.id }, query: { delete_chunks: true } })).response.status).toBe(204);
+    expect(
+      (await deleteChunkGroup({ client: client(), headers: ds(datasetId), path: { group_id: group.id }, query: { delete_chunks: true } })).response.status,
+    ).toBe(204);
     expect(await search()).toEqual([stripes]);
     expect(await db()('chunks').where({ dataset_id: datasetId }).pluck('id')).toEqual([stripes]);
   });
@@ -743,7 +787,8 @@ describe('records', () => {
   it('every group record carries the file id field in group listings', async () => {
     const datasetId = await newDataset();
     const group = await newGroup(datasetId);
-    const listed: ChunkGroupAndFileId[] = (await getGroupsForDataset({ client: client(), headers: ds(datasetId), path: { dataset_id: datasetId, page: 1 } })).data!.groups;
+    const listed: ChunkGroupAndFileId[] = (await getGroupsForDataset({ client: client(), headers: ds(datasetId), path: { dataset_id: datasetId, page: 1 } }))
+      .data!.groups;
     expect(listed).toEqual([{ ...group, file_id: null }]);
   });
 });

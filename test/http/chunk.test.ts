@@ -47,10 +47,11 @@ async function lexicalIds(datasetId: string, query: string): Promise<string[]> {
 /** The ids pgvector finds nearest to a text (cosine, the default metric), through the dataset's index. */
 async function nearestIds(datasetId: string, text: string, limit = 3): Promise<string[]> {
   const [vector] = await new BuiltinEmbedder(384).embed([text], 'query');
-  const { rows } = await db().raw(
-    `select chunk_id from chunk_vectors where dataset_id = ? order by embedding::vector(384) <=> ?::vector(384) limit ?`,
-    [datasetId, vectorLiteral(vector), limit],
-  );
+  const { rows } = await db().raw(`select chunk_id from chunk_vectors where dataset_id = ? order by embedding::vector(384) <=> ?::vector(384) limit ?`, [
+    datasetId,
+    vectorLiteral(vector),
+    limit,
+  ]);
   return rows.map((r: { chunk_id: string }) => r.chunk_id);
 }
 
@@ -112,7 +113,9 @@ describe('create', () => {
   it('takes concurrent first writes to a new dataset', async () => {
     const { id, headers } = await newDataset();
     const replies = await Promise.all(
-      [0, 1, 2].map((n) => createChunk({ client: service.client(), headers, body: Array.from({ length: 20 }, (_, i) => ({ chunk_html: `writer ${n} chunk ${i}` })) })),
+      [0, 1, 2].map((n) =>
+        createChunk({ client: service.client(), headers, body: Array.from({ length: 20 }, (_, i) => ({ chunk_html: `writer ${n} chunk ${i}` })) }),
+      ),
     );
     expect(replies.map((r) => r.response.status)).toEqual([200, 200, 200]);
     expect(await countRows('chunk_vectors', id)).toBe(60);
@@ -140,7 +143,14 @@ describe('create', () => {
     const badTime = await call({ chunk_html: 'a', time_stamp: 'last tuesday' });
     expect(badTime.body.message).toMatch(/time_stamp/);
     expect((await call({ chunk_html: 42 })).status).toBe(400);
-    expect((await call([{ chunk_html: 'a', tracking_id: 't' }, { chunk_html: 'b', tracking_id: 't' }])).status).toBe(400);
+    expect(
+      (
+        await call([
+          { chunk_html: 'a', tracking_id: 't' },
+          { chunk_html: 'b', tracking_id: 't' },
+        ])
+      ).status,
+    ).toBe(400);
     expect(await countRows('chunks', id)).toBe(0);
     expect(await lexicalIds(id, 'a b')).toEqual([]);
   });
@@ -161,7 +171,10 @@ describe('create', () => {
     const { id, headers } = await newDataset();
     const [existing] = await db()('chunk_groups').insert({ dataset_id: id, name: 'existing' }).returning('id');
     const chunk = (await create(headers, { chunk_html: 'grouped', group_ids: [existing.id], group_tracking_ids: ['new-group'] })) as ChunkMetadata;
-    const groups = await db()('chunk_group_bookmarks').join('chunk_groups', 'chunk_groups.id', 'group_id').where({ chunk_id: chunk.id }).pluck('chunk_groups.name');
+    const groups = await db()('chunk_group_bookmarks')
+      .join('chunk_groups', 'chunk_groups.id', 'group_id')
+      .where({ chunk_id: chunk.id })
+      .pluck('chunk_groups.name');
     expect(groups.sort()).toEqual(['existing', 'new-group']);
   });
 
@@ -185,7 +198,12 @@ describe('create', () => {
       expect(await lexicalIds(id, 'apple')).toEqual([boosted.id, plain.id]);
     } else {
       // Typesense ranks by match quality, not term counts: check the representation it indexes.
-      const doc = await (service.services.lexical as unknown as { client: { collections(n: string): { documents(id: string): { retrieve(): Promise<{ text: string }> } } }; collection: string }).client
+      const doc = await (
+        service.services.lexical as unknown as {
+          client: { collections(n: string): { documents(id: string): { retrieve(): Promise<{ text: string }> } } };
+          collection: string;
+        }
+      ).client
         .collections(service.services.config.lexical.kind === 'typesense' ? service.services.config.lexical.collection : '')
         .documents(boosted.id)
         .retrieve();
@@ -204,7 +222,9 @@ describe('create', () => {
 
   it('enforces the plan: chunk_count and high_priority, writing nothing', async () => {
     const small = (await createOrganization({ client: service.client(), body: { name: 'Small' } })).data!.id;
-    const [plan] = await db()('plans').insert({ name: `tiny-${small}`, chunk_count: 2, dataset_count: 5, file_storage: 1000, message_count: 10, user_count: 2, high_priority: false }).returning('id');
+    const [plan] = await db()('plans')
+      .insert({ name: `tiny-${small}`, chunk_count: 2, dataset_count: 5, file_storage: 1000, message_count: 10, user_count: 2, high_priority: false })
+      .returning('id');
     await db()('subscriptions').where({ organization_id: small }).update({ plan_id: plan.id });
     const { data } = await createDataset({ client: service.client(), headers: { 'SVC-Organization': small }, body: { dataset_name: 'small' } });
     const headers = { 'SVC-Dataset': data!.id };
@@ -238,7 +258,11 @@ describe('read', () => {
       { chunk_html: 'two', tracking_id: 't2' },
       { chunk_html: 'three', tracking_id: 't3' },
     ])) as ChunkMetadata[];
-    const byIds = await getChunksByIds({ client: service.client(), headers, body: { ids: [chunks[2].id, '00000000-0000-4000-8000-00000000abcd', chunks[0].id] } });
+    const byIds = await getChunksByIds({
+      client: service.client(),
+      headers,
+      body: { ids: [chunks[2].id, '00000000-0000-4000-8000-00000000abcd', chunks[0].id] },
+    });
     expect(byIds.data!.map((c) => c.id)).toEqual([chunks[2].id, chunks[0].id]);
     const byTracking = await getChunksByTrackingIds({ client: service.client(), headers, body: { tracking_ids: ['t2', 'zz', 't1'] } });
     expect(byTracking.data!.map((c) => c.tracking_id)).toEqual(['t2', 't1']);
@@ -246,7 +270,7 @@ describe('read', () => {
     expect(none.response.status).toBe(404);
   });
 
-  it("never shows a chunk of another dataset", async () => {
+  it('never shows a chunk of another dataset', async () => {
     const one = await newDataset('one');
     const two = await newDataset('two');
     const chunk = (await create(one.headers, { chunk_html: 'private', tracking_id: 'secret' })) as ChunkMetadata;
@@ -258,7 +282,10 @@ describe('read', () => {
 
   it('scrolls with a filter, by id pages and by a sort field', async () => {
     const { headers } = await newDataset();
-    await create(headers, Array.from({ length: 25 }, (_, i) => ({ chunk_html: `c${i}`, tracking_id: `c${i}`, num_value: i, tag_set: i % 2 ? ['odd'] : ['even'] })));
+    await create(
+      headers,
+      Array.from({ length: 25 }, (_, i) => ({ chunk_html: `c${i}`, tracking_id: `c${i}`, num_value: i, tag_set: i % 2 ? ['odd'] : ['even'] })),
+    );
     const seen: string[] = [];
     let offset: string | undefined;
     for (;;) {
@@ -277,7 +304,12 @@ describe('read', () => {
     const next = await scrollDatasetChunks({
       client: service.client(),
       headers,
-      body: { page_size: 5, offset_chunk_id: odd.data!.chunks.at(-1)!.id, filters: { must: [{ field: 'tag_set', match_any: ['odd'] }] }, sort_by: { field: 'num_value', direction: 'desc' } },
+      body: {
+        page_size: 5,
+        offset_chunk_id: odd.data!.chunks.at(-1)!.id,
+        filters: { must: [{ field: 'tag_set', match_any: ['odd'] }] },
+        sort_by: { field: 'num_value', direction: 'desc' },
+      },
     });
     expect(next.data!.chunks.map((c) => c.num_value)).toEqual([13, 11, 9, 7, 5]);
   });
@@ -335,7 +367,9 @@ describe('delete', () => {
       { chunk_html: 'drop me', tag_set: ['drop'] },
       { chunk_html: 'drop me too', tag_set: ['drop', 'x'] },
     ]);
-    expect((await bulkDeleteChunk({ client: service.client(), headers, body: { filter: { must: [{ field: 'tag_set', match_any: ['drop'] }] } } })).response.status).toBe(204);
+    expect(
+      (await bulkDeleteChunk({ client: service.client(), headers, body: { filter: { must: [{ field: 'tag_set', match_any: ['drop'] }] } } })).response.status,
+    ).toBe(204);
     expect(await db()('chunks').where({ dataset_id: id }).pluck('chunk_html')).toEqual(['keep me']);
     expect(await lexicalIds(id, 'drop')).toEqual([]);
     const empty = await bulkDeleteChunk({ client: service.client(), headers, body: { filter: {} } });
@@ -347,7 +381,10 @@ describe('delete', () => {
 describe('clone', () => {
   it('copies chunks with their vectors and index entries', async () => {
     const source = await newDataset('source');
-    await create(source.headers, [{ chunk_html: 'lighthouse keeper stories' }, { chunk_html: 'harbour tides', fulltext_boost: { phrase: 'tides', boost_factor: 2 } }]);
+    await create(source.headers, [
+      { chunk_html: 'lighthouse keeper stories' },
+      { chunk_html: 'harbour tides', fulltext_boost: { phrase: 'tides', boost_factor: 2 } },
+    ]);
     const reply = await service.request('POST', '/api/dataset/clone', {
       headers: { authorization: ADMIN_KEY, 'SVC-Organization': orgId },
       body: { dataset_to_clone: source.id, dataset_name: 'copy', clone_chunks: true },

@@ -16,7 +16,11 @@ let target: FuzzTarget;
 /** The run's user's role and scopes in its organizations. */
 async function membership(apiKey: string) {
   const me = await service.request('GET', '/api/auth/me', { headers: { authorization: apiKey } });
-  return (me.body.user_orgs ?? []).map((m: { organization_id: string; role: number; scopes: unknown }) => ({ organization_id: m.organization_id, role: m.role, scopes: m.scopes }));
+  return (me.body.user_orgs ?? []).map((m: { organization_id: string; role: number; scopes: unknown }) => ({
+    organization_id: m.organization_id,
+    role: m.role,
+    scopes: m.scopes,
+  }));
 }
 let membershipBefore: unknown;
 

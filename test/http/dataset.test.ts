@@ -261,7 +261,11 @@ describe('PUT /api/dataset (update_dataset)', () => {
       expect(error!.message).toMatch(new RegExp(`${Object.keys(change)[0]}.*vectors already exist`));
     }
     // The same value is no change.
-    const same = await updateDataset({ client: client(), headers: org(), body: { dataset_id: created.id, server_configuration: { EMBEDDING_SIZE: 1024, BM25_K: 3 } } });
+    const same = await updateDataset({
+      client: client(),
+      headers: org(),
+      body: { dataset_id: created.id, server_configuration: { EMBEDDING_SIZE: 1024, BM25_K: 3 } },
+    });
     expect(same.response.status).toBe(200);
     expect(same.data!.server_configuration).toMatchObject({ EMBEDDING_SIZE: 1024, BM25_K: 3 });
   });
@@ -306,7 +310,12 @@ describe('POST /api/dataset/batch_create_datasets', () => {
     const { data, response } = await batchCreateDatasets({
       client: client(keys.owner),
       headers: org(),
-      body: { datasets: [{ dataset_name: 'one', tracking_id: 'batch-1' }, { dataset_name: 'two', server_configuration: { BM25_ENABLED: false } }] },
+      body: {
+        datasets: [
+          { dataset_name: 'one', tracking_id: 'batch-1' },
+          { dataset_name: 'two', server_configuration: { BM25_ENABLED: false } },
+        ],
+      },
     });
     expect(response.status).toBe(200);
     expect(data!.map((d) => d.name)).toEqual(['one', 'two']);
@@ -317,10 +326,20 @@ describe('POST /api/dataset/batch_create_datasets', () => {
     await newDataset(orgId, { tracking_id: 'batch-taken' });
     const before = await count('datasets', { organization_id: orgId });
     const call = (body: unknown) => service.request('POST', '/api/dataset/batch_create_datasets', { headers: { authorization: ADMIN_KEY, ...org() }, body });
-    const taken = await call({ datasets: [{ dataset_name: 'new', tracking_id: 'batch-new' }, { dataset_name: 'dup', tracking_id: 'batch-taken' }] });
+    const taken = await call({
+      datasets: [
+        { dataset_name: 'new', tracking_id: 'batch-new' },
+        { dataset_name: 'dup', tracking_id: 'batch-taken' },
+      ],
+    });
     expect(taken.status).toBe(400);
     expect(taken.body.message).toMatch(/datasets\[1\]\.tracking_id batch-taken/);
-    const twice = await call({ datasets: [{ dataset_name: 'a', tracking_id: 'twice' }, { dataset_name: 'b', tracking_id: 'twice' }] });
+    const twice = await call({
+      datasets: [
+        { dataset_name: 'a', tracking_id: 'twice' },
+        { dataset_name: 'b', tracking_id: 'twice' },
+      ],
+    });
     expect(twice.status).toBe(400);
     expect(twice.body.message).toMatch(/twice/);
     const badConfig = await call({ datasets: [{ dataset_name: 'a' }, { dataset_name: 'b', server_configuration: { BM25_B: 2 } }] });
@@ -419,7 +438,12 @@ describe('GET /api/dataset/organization/{organization_id}', () => {
       dataset: { id: made[1].id, name: 'd1', organization_id: listed, tracking_id: null, created_at: made[1].created_at, updated_at: made[1].updated_at },
       dataset_usage: { id: made[1].id, dataset_id: made[1].id, chunk_count: 3 },
     });
-    const page = await getDatasetsFromOrganization({ client: client(), headers: org(listed), path: { organization_id: listed }, query: { limit: 1, offset: 2 } });
+    const page = await getDatasetsFromOrganization({
+      client: client(),
+      headers: org(listed),
+      path: { organization_id: listed },
+      query: { limit: 1, offset: 2 },
+    });
     expect(page.data!.map((d) => d.dataset.name)).toEqual(['d2']);
   });
 
@@ -465,14 +489,22 @@ describe('POST /api/dataset/events', () => {
     const created = await newDataset();
     for (let i = 0; i < 12; i++) {
       await emitEvent(db(), { datasetId: created.id, organizationId: orgId, type: i % 3 === 0 ? 'file_uploaded' : 'chunks_uploaded', data: { n: i } });
-      await db()('events').where({ dataset_id: created.id }).whereRaw(`event_data->>'n' = ?`, [String(i)]).update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
+      await db()('events')
+        .where({ dataset_id: created.id })
+        .whereRaw(`event_data->>'n' = ?`, [String(i)])
+        .update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
     }
     const first = await getEvents({ client: client(keys.read), headers: ds(created.id), body: {} });
     expect(first.response.status).toBe(200);
     expect(first.data!.events).toHaveLength(10);
     expect(first.data!.page_count).toBe(2);
     expect(first.data!.event_types).toEqual(['chunks_uploaded', 'file_uploaded']);
-    expect(first.data!.events[0]).toMatchObject({ dataset_id: created.id, organization_id: orgId, event_type: 'chunks_uploaded', created_at: '2026-01-01 00:00:11.000' });
+    expect(first.data!.events[0]).toMatchObject({
+      dataset_id: created.id,
+      organization_id: orgId,
+      event_type: 'chunks_uploaded',
+      created_at: '2026-01-01 00:00:11.000',
+    });
     expect(JSON.parse(first.data!.events[0].event_data)).toEqual({ n: 11 });
 
     const second = await getEvents({ client: client(), headers: ds(created.id), body: { page: 2 } });
@@ -515,7 +547,10 @@ describe('POST /api/dataset/get_all_tags', () => {
     });
     const page = await getAllTags({ client: client(), headers: ds(created.id), body: { page: 2, page_size: 2 } });
     expect(page.data).toEqual({ tags: [{ tag: 'green', count: 1 }], total: 3 });
-    const bad = await service.request('POST', '/api/dataset/get_all_tags', { headers: { authorization: ADMIN_KEY, ...ds(created.id) }, body: { page_size: 0 } });
+    const bad = await service.request('POST', '/api/dataset/get_all_tags', {
+      headers: { authorization: ADMIN_KEY, ...ds(created.id) },
+      body: { page_size: 0 },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/page_size/);
   });
@@ -630,7 +665,11 @@ describe('POST /api/dataset/clone', () => {
   it('without chunks: a new dataset with the same configuration, empty', async () => {
     const source = await newDataset(orgId, { server_configuration: { DISTANCE_METRIC: 'manhattan', SYSTEM_PROMPT: 'Be brief.' } });
     await seedChunks(source.id, [{}]);
-    const { data, response } = await cloneDataset({ client: client(keys.owner), headers: org(), body: { dataset_to_clone: source.id, dataset_name: 'copy', tracking_id: 'copy-1' } });
+    const { data, response } = await cloneDataset({
+      client: client(keys.owner),
+      headers: org(),
+      body: { dataset_to_clone: source.id, dataset_name: 'copy', tracking_id: 'copy-1' },
+    });
     expect(response.status).toBe(200);
     expect(data).toMatchObject({ name: 'copy', tracking_id: 'copy-1', organization_id: orgId, deleted: 0 });
     expect(data!.id).not.toBe(source.id);
@@ -657,7 +696,10 @@ describe('POST /api/dataset/clone', () => {
       body: { dataset_to_clone: source.id, dataset_name: 'birds copy', clone_chunks: true },
     });
     expect(response.status).toBe(200);
-    await waitFor(async () => (await service.services.lexical.search({ datasetId: clone!.id, query: 'albatross', limit: 10 })).length === 2, 'the copies to be indexed');
+    await waitFor(
+      async () => (await service.services.lexical.search({ datasetId: clone!.id, query: 'albatross', limit: 10 })).length === 2,
+      'the copies to be indexed',
+    );
 
     const copies = await db()('chunks').where({ dataset_id: clone!.id }).orderBy('tracking_id');
     expect(copies).toHaveLength(3);
@@ -669,7 +711,12 @@ describe('POST /api/dataset/clone', () => {
     expect(copiedColumns).toEqual(originalColumns);
 
     const hits = await service.services.lexical.search({ datasetId: clone!.id, query: 'albatross', limit: 10 });
-    expect(hits.map((h) => h.id).sort()).toEqual(copies.filter((c) => c.chunk_html.includes('albatross')).map((c) => c.id).sort());
+    expect(hits.map((h) => h.id).sort()).toEqual(
+      copies
+        .filter((c) => c.chunk_html.includes('albatross'))
+        .map((c) => c.id)
+        .sort(),
+    );
     expect(await service.services.lexical.search({ datasetId: clone!.id, query: 'wingspan', limit: 10 })).toHaveLength(1);
     // The source keeps its own index entries.
     expect(await service.services.lexical.search({ datasetId: source.id, query: 'albatross', limit: 10 })).toHaveLength(2);
@@ -678,7 +725,10 @@ describe('POST /api/dataset/clone', () => {
     expect(groups).toHaveLength(1);
     expect(groups[0]).toMatchObject({ tracking_id: 'seabirds', name: 'Seabirds', tag_set: ['sea'] });
     expect(groups[0].id).not.toBe(groupId);
-    const bookmarked = await db()('chunk_group_bookmarks').where({ group_id: groups[0].id }).join('chunks', 'chunks.id', 'chunk_group_bookmarks.chunk_id').pluck('chunks.chunk_html');
+    const bookmarked = await db()('chunk_group_bookmarks')
+      .where({ group_id: groups[0].id })
+      .join('chunks', 'chunks.id', 'chunk_group_bookmarks.chunk_id')
+      .pluck('chunks.chunk_html');
     expect(bookmarked.sort()).toEqual(['<p>albatross <b>wingspan</b></p>', '<p>puffin colony</p>']);
 
     const usage = await getUsageByDatasetId({ client: client(), headers: ds(clone!.id), path: { dataset_id: clone!.id } });

@@ -78,7 +78,13 @@ async function send(method: string, url: string, init: RequestInit & { duplex?: 
   const text = await response.text();
   const json = response.headers.get('content-type')?.includes('json');
   const body = json && text ? JSON.parse(text) : text;
-  checkResponse(method, url.startsWith('http') ? url : service.url + url, response.status, json ? body : text || undefined, response.headers.get('content-type'));
+  checkResponse(
+    method,
+    url.startsWith('http') ? url : service.url + url,
+    response.status,
+    json ? body : text || undefined,
+    response.headers.get('content-type'),
+  );
   return { status: response.status, body, headers: response.headers };
 }
 
@@ -103,8 +109,12 @@ function streamedMultipart(fileBytes: number, opts: { fieldsBefore?: Record<stri
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (phase === 0) {
-        const head = Object.entries(opts.fieldsBefore ?? {}).map(([k, v]) => field(k, v)).join('');
-        controller.enqueue(encoder.encode(`${head}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`));
+        const head = Object.entries(opts.fieldsBefore ?? {})
+          .map(([k, v]) => field(k, v))
+          .join('');
+        controller.enqueue(
+          encoder.encode(`${head}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`),
+        );
         phase = 1;
       } else if (phase === 1) {
         const n = Math.min(64 * 1024, fileBytes - sent);
@@ -114,7 +124,9 @@ function streamedMultipart(fileBytes: number, opts: { fieldsBefore?: Record<stri
         controller.enqueue(chunk);
         if (sent >= fileBytes) phase = 2;
       } else {
-        const tail = Object.entries(opts.fieldsAfter ?? {}).map(([k, v]) => field(k, v)).join('');
+        const tail = Object.entries(opts.fieldsAfter ?? {})
+          .map(([k, v]) => field(k, v))
+          .join('');
         controller.enqueue(encoder.encode(`\r\n${tail}--${boundary}--\r\n`));
         controller.close();
       }
@@ -314,11 +326,18 @@ describe('POST /api/file as multipart/form-data', () => {
     expect(file).toMatchObject({ file_name: 'notes – ü.md', size: bytes.length, tag_set: ['docs'], metadata: { source: 'form' } });
     const row = await db()('files').where({ id: file.id }).first();
     expect(row.mime_type).toBe('text/markdown');
-    expect(row.ingest_options).toEqual({ tag_set: ['docs'], metadata: { source: 'form' }, create_chunks: true, target_splits_per_chunk: 3, rebalance_chunks: true, split_avg: false });
+    expect(row.ingest_options).toEqual({
+      tag_set: ['docs'],
+      metadata: { source: 'form' },
+      create_chunks: true,
+      target_splits_per_chunk: 3,
+      rebalance_chunks: true,
+      split_avg: false,
+    });
     expect(await storedBytes(file.id)).toEqual(bytes);
   });
 
-  it('takes file_name from its field before the part\'s own name', async () => {
+  it("takes file_name from its field before the part's own name", async () => {
     const reply = await multipart([
       ['file_name', 'renamed.csv'],
       ['file', new Blob(['a,b\n1,2\n']), 'original.txt'],
@@ -358,9 +377,30 @@ describe('POST /api/file as multipart/form-data', () => {
     ['an empty file', [['file', new Blob([]), 'empty.txt']], /file: the file is empty/],
     ['no file part', [['file_name', 'x.txt']], /file/],
     ['a file part under another name', [['upload', new Blob(['abc']), 'x.txt']], /upload: the file part must be named file/],
-    ['a boolean field that is not one', [['create_chunks', 'maybe'], ['file', new Blob(['abc']), 'x.txt']], /create_chunks/],
-    ['an array field that is not JSON', [['tag_set', 'a, b'], ['file', new Blob(['abc']), 'x.txt']], /tag_set/],
-    ['a bad time stamp', [['time_stamp', 'soon'], ['file', new Blob(['abc']), 'x.txt']], /time_stamp: soon/],
+    [
+      'a boolean field that is not one',
+      [
+        ['create_chunks', 'maybe'],
+        ['file', new Blob(['abc']), 'x.txt'],
+      ],
+      /create_chunks/,
+    ],
+    [
+      'an array field that is not JSON',
+      [
+        ['tag_set', 'a, b'],
+        ['file', new Blob(['abc']), 'x.txt'],
+      ],
+      /tag_set/,
+    ],
+    [
+      'a bad time stamp',
+      [
+        ['time_stamp', 'soon'],
+        ['file', new Blob(['abc']), 'x.txt'],
+      ],
+      /time_stamp: soon/,
+    ],
   ] as [string, [string, string | Blob, string?][], RegExp][])('refuses %s with 400, keeping nothing', async (_what, parts, message) => {
     await leavesNothing(async () => {
       const reply = await multipart(parts);
@@ -410,7 +450,10 @@ describe('the upload limit of 1 GB', () => {
   it('is the default, and a declared length past it is refused while the client is still sending', async () => {
     expect(defaults.services.config.fileUploadLimit).toBe(1024 ** 3);
     const org = await defaults.request('POST', '/api/organization', { headers: { authorization: ADMIN_KEY }, body: { name: 'Big' } });
-    const dataset = await defaults.request('POST', '/api/dataset', { headers: { authorization: ADMIN_KEY, 'SVC-Organization': org.body.id }, body: { dataset_name: 'big' } });
+    const dataset = await defaults.request('POST', '/api/dataset', {
+      headers: { authorization: ADMIN_KEY, 'SVC-Organization': org.body.id },
+      body: { dataset_name: 'big' },
+    });
     const reply = await declaredOversizeUpload(defaults, 1024 ** 3 + 2 * 1024 ** 2, dataset.body.id);
     expect(reply.status).toBe(413);
     expect(reply.sentBytes).toBeLessThan(1024 ** 2);
@@ -429,7 +472,12 @@ function declaredOversizeUpload(target: TestService, declared: number, dataset =
     const boundary = 'declared-size';
     const request = http.request(url, {
       method: 'POST',
-      headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(declared) },
+      headers: {
+        authorization: ADMIN_KEY,
+        'SVC-Dataset': dataset,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(declared),
+      },
     });
     let sentBytes = 0;
     const chunk = Buffer.alloc(4096, 'x');
@@ -461,8 +509,10 @@ function declaredOversizeUpload(target: TestService, declared: number, dataset =
 }
 
 describe('the plan and the durable work', () => {
-  it('refuses with 426 an upload past the plan\'s file storage, keeping nothing', async () => {
-    const [plan] = await db()('plans').insert({ name: `tiny-${randomUUID()}`, chunk_count: 1000, dataset_count: 10, file_storage: 2000, message_count: 10, user_count: 10 }).returning('id');
+  it("refuses with 426 an upload past the plan's file storage, keeping nothing", async () => {
+    const [plan] = await db()('plans')
+      .insert({ name: `tiny-${randomUUID()}`, chunk_count: 1000, dataset_count: 10, file_storage: 2000, message_count: 10, user_count: 10 })
+      .returning('id');
     const org = (await createOrganization({ client: client(), body: { name: 'Tiny' } })).data!.id;
     await db()('subscriptions').where({ organization_id: org }).update({ plan_id: plan.id });
     const tiny = await newDataset(org);
@@ -545,7 +595,10 @@ describe('GET /api/file/{file_id} and its download link', () => {
     const longer = new URL(url);
     longer.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
     const forged = new URL(url);
-    forged.searchParams.set('signature', url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')));
+    forged.searchParams.set(
+      'signature',
+      url.searchParams.get('signature')!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+    );
     const otherFile = new URL(url.toString().replace(fileId, randomUUID()));
     const unsigned = new URL(url);
     unsigned.searchParams.delete('signature');
@@ -575,7 +628,14 @@ describe('DELETE /api/file/{file_id}', () => {
     const fileId = reply.body.file_metadata.id;
     // A group and chunks as an ingestion makes them, made here through the API.
     const groupId = await seedGroup(db(), datasetId, { file_id: fileId, name: 'd.txt' });
-    const { data } = await createChunk({ client: client(), headers: ds(), body: [{ chunk_html: 'one', group_ids: [groupId] }, { chunk_html: 'two', group_ids: [groupId] }] });
+    const { data } = await createChunk({
+      client: client(),
+      headers: ds(),
+      body: [
+        { chunk_html: 'one', group_ids: [groupId] },
+        { chunk_html: 'two', group_ids: [groupId] },
+      ],
+    });
     const chunkIds = (data as { chunk_metadata: { id: string }[] }).chunk_metadata.map((c) => c.id);
     return { fileId, groupId, chunkIds };
   }
@@ -589,7 +649,9 @@ describe('DELETE /api/file/{file_id}', () => {
     expect(await db()('chunk_groups').where({ id: groupId }).first()).toBeUndefined();
     expect(await db()('chunks').whereIn('id', chunkIds).pluck('id')).toHaveLength(2);
     expect((await storedObjects()).objects).toBe(before.objects - 1);
-    expect((await deleteFileHandler({ client: client(), headers: ds(), path: { file_id: fileId }, query: { delete_chunks: false } })).response.status).toBe(404);
+    expect((await deleteFileHandler({ client: client(), headers: ds(), path: { file_id: fileId }, query: { delete_chunks: false } })).response.status).toBe(
+      404,
+    );
   });
 
   it('deletes the chunks too with delete_chunks', async () => {
@@ -620,9 +682,13 @@ describe('DELETE /api/file/{file_id}', () => {
     const missing = await service.request('DELETE', `/api/file/${fileId}`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId } });
     expect(missing.status).toBe(400);
     expect(missing.body.message).toMatch(/delete_chunks/);
-    expect((await deleteFileHandler({ client: client(keys.read), headers: ds(), path: { file_id: fileId }, query: { delete_chunks: true } })).response.status).toBe(403);
+    expect(
+      (await deleteFileHandler({ client: client(keys.read), headers: ds(), path: { file_id: fileId }, query: { delete_chunks: true } })).response.status,
+    ).toBe(403);
     const other = await newDataset();
-    expect((await deleteFileHandler({ client: client(), headers: ds(other), path: { file_id: fileId }, query: { delete_chunks: true } })).response.status).toBe(404);
+    expect((await deleteFileHandler({ client: client(), headers: ds(other), path: { file_id: fileId }, query: { delete_chunks: true } })).response.status).toBe(
+      404,
+    );
     expect(await db()('files').where({ id: fileId }).first()).toBeDefined();
   });
 });
@@ -697,7 +763,9 @@ describe('clearing or deleting a dataset, or deleting its organization', () => {
     const second = await newDataset(org!.id);
     await uploadSome(first, 2, true);
     await uploadSome(second, 1, false);
-    expect((await service.request('DELETE', `/api/organization/${org!.id}`, { headers: { authorization: ADMIN_KEY, 'SVC-Organization': org!.id } })).status).toBe(204);
+    expect(
+      (await service.request('DELETE', `/api/organization/${org!.id}`, { headers: { authorization: ADMIN_KEY, 'SVC-Organization': org!.id } })).status,
+    ).toBe(204);
     await waitUntil(async () => !(await db()('organizations').where({ id: org!.id }).first()), 'the purge of the organization');
     expect(await objectsOf(first)).toBe(0);
     expect(await objectsOf(second)).toBe(0);
@@ -705,13 +773,18 @@ describe('clearing or deleting a dataset, or deleting its organization', () => {
 });
 
 describe('listing files', () => {
-  it('pages a dataset\'s files newest first, ten a page, with the group made from each', async () => {
+  it("pages a dataset's files newest first, ten a page, with the group made from each", async () => {
     const listed = await newDataset();
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const reply = await base64Upload({ base64_file: Buffer.from(`file ${i}`).toString('base64'), file_name: `f${i}.txt`, create_chunks: false }, { dataset: listed });
+      const reply = await base64Upload(
+        { base64_file: Buffer.from(`file ${i}`).toString('base64'), file_name: `f${i}.txt`, create_chunks: false },
+        { dataset: listed },
+      );
       ids.push(reply.body.file_metadata.id);
-      await db()('files').where({ id: reply.body.file_metadata.id }).update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
+      await db()('files')
+        .where({ id: reply.body.file_metadata.id })
+        .update({ created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
     }
     const groupId = await seedGroup(db(), listed, { file_id: ids[11], name: 'f11.txt' });
     const page1 = await getDatasetFilesAndGroupIdsHandler({ client: client(keys.read), headers: ds(listed), path: { dataset_id: listed, page: 1 } });
@@ -732,7 +805,7 @@ describe('listing files', () => {
     expect(scrolled.data!.next_cursor).toBeNull();
   });
 
-  it('refuses a path dataset that is not the header\'s', async () => {
+  it("refuses a path dataset that is not the header's", async () => {
     const reply = await service.request('GET', `/api/dataset/files/${randomUUID()}/1`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId } });
     expect(reply.status).toBe(400);
   });
@@ -743,7 +816,13 @@ describe('POST /api/file/csv_or_jsonl and its upload link', () => {
     const { data, response, error } = await createPresignedUrlForCsvJsonl({
       client: client(keys.admin),
       headers: ds(),
-      body: { file_name: 'rows.jsonl', tag_set: ['rows'], mappings: [{ csv_jsonl_field: 'url', chunk_req_payload_field: 'link' }], upsert_by_tracking_id: false, ...body },
+      body: {
+        file_name: 'rows.jsonl',
+        tag_set: ['rows'],
+        mappings: [{ csv_jsonl_field: 'url', chunk_req_payload_field: 'link' }],
+        upsert_by_tracking_id: false,
+        ...body,
+      },
     });
     expect(response.status, JSON.stringify(error)).toBe(200);
     return data!;
@@ -801,7 +880,10 @@ describe('POST /api/file/csv_or_jsonl and its upload link', () => {
 
   it('refuses a name that is not .csv or .jsonl, and bad mappings', async () => {
     await leavesNothing(async () => {
-      const wrong = await service.request('POST', '/api/file/csv_or_jsonl', { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId }, body: { file_name: 'rows.txt' } });
+      const wrong = await service.request('POST', '/api/file/csv_or_jsonl', {
+        headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId },
+        body: { file_name: 'rows.txt' },
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.body.message).toMatch(/file_name: rows.txt must end in .csv or .jsonl/);
       const mapping = await service.request('POST', '/api/file/csv_or_jsonl', {
@@ -810,7 +892,10 @@ describe('POST /api/file/csv_or_jsonl and its upload link', () => {
       });
       expect(mapping.status).toBe(400);
       expect(mapping.body.message).toMatch(/chunk_req_payload_field/);
-      const reader = await service.request('POST', '/api/file/csv_or_jsonl', { headers: { authorization: keys.read, 'SVC-Dataset': datasetId }, body: { file_name: 'rows.csv' } });
+      const reader = await service.request('POST', '/api/file/csv_or_jsonl', {
+        headers: { authorization: keys.read, 'SVC-Dataset': datasetId },
+        body: { file_name: 'rows.csv' },
+      });
       expect(reader.status).toBe(403);
     });
   });
@@ -832,11 +917,15 @@ describe('POST /api/file/html_page', () => {
     ...overrides,
   });
 
-  it('stores the page as an HTML file of the crawl\'s dataset and starts its ingestion, without an API key', async () => {
+  it("stores the page as an HTML file of the crawl's dataset and starts its ingestion, without an API key", async () => {
     const { response, error } = await uploadHtmlPage({ client: service.client(''), body: page() as never });
     expect(response.status, JSON.stringify(error)).toBe(204);
     const row = await db()('files').where({ dataset_id: datasetId, file_name: 'Install guide.html' }).first();
-    expect(row).toMatchObject({ link: 'https://docs.example/install', mime_type: 'text/html', metadata: { title: 'Install guide', sourceURL: 'https://docs.example/install', statusCode: 200 } });
+    expect(row).toMatchObject({
+      link: 'https://docs.example/install',
+      mime_type: 'text/html',
+      metadata: { title: 'Install guide', sourceURL: 'https://docs.example/install', statusCode: 200 },
+    });
     expect((await storedBytes(row.id)).toString()).toBe('<h1>Docs</h1><p>Install it.</p>');
   });
 

@@ -17,9 +17,7 @@ describe('health', () => {
     const { data, response } = await healthCheck({ client: service.client() });
     expect(response.status).toBe(200);
     expect(data).toEqual(
-      mode === 'full'
-        ? { store: 'postgres', lexical: 'typesense', workflows: 'temporal' }
-        : { store: 'pglite', lexical: 'postgres', workflows: 'in-process' },
+      mode === 'full' ? { store: 'postgres', lexical: 'typesense', workflows: 'temporal' } : { store: 'pglite', lexical: 'postgres', workflows: 'in-process' },
     );
   });
 

@@ -2,8 +2,22 @@
 // best chunk, with its best chunks), group autocomplete, both response versions, pages, filters,
 // API-key defaults, the window of chunk hits, analytics records and bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { autocompleteSearchOverGroups, createChunk, createChunkGroup, createDataset, createOrganization, createOrganizationApiKey, searchOverGroups, searchWithinGroup } from '../../generated/client/sdk.gen.js';
-import type { DeprecatedSearchOverGroupsResponseBody, SearchOverGroupsResponseBody, SearchWithinGroupResponseBody, SearchWithinGroupResults } from '../../generated/client/types.gen.js';
+import {
+  autocompleteSearchOverGroups,
+  createChunk,
+  createChunkGroup,
+  createDataset,
+  createOrganization,
+  createOrganizationApiKey,
+  searchOverGroups,
+  searchWithinGroup,
+} from '../../generated/client/sdk.gen.js';
+import type {
+  DeprecatedSearchOverGroupsResponseBody,
+  SearchOverGroupsResponseBody,
+  SearchWithinGroupResponseBody,
+  SearchWithinGroupResults,
+} from '../../generated/client/types.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -40,10 +54,17 @@ function post(path: string, body: Record<string, unknown>, headers: Record<strin
 
 async function makeGroups(dataset: string, chunkIds: Record<string, string>, groupMembers: Record<string, string[]>, into: Record<string, string>) {
   for (const [name, list] of Object.entries(groupMembers)) {
-    const { data } = await createChunkGroup({ client: service.client(), headers: { 'SVC-Dataset': dataset }, body: { name, tracking_id: name, description: `the ${name} group` } });
+    const { data } = await createChunkGroup({
+      client: service.client(),
+      headers: { 'SVC-Dataset': dataset },
+      body: { name, tracking_id: name, description: `the ${name} group` },
+    });
     into[name] = (data as { id: string }).id;
     for (const member of list) {
-      const added = await service.request('POST', `/api/chunk_group/chunk/${into[name]}`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset }, body: { chunk_id: chunkIds[member] } });
+      const added = await service.request('POST', `/api/chunk_group/chunk/${into[name]}`, {
+        headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset },
+        body: { chunk_id: chunkIds[member] },
+      });
       expect(added.status).toBe(204);
     }
   }
@@ -65,7 +86,11 @@ function shown(body: SearchOverGroupsResponseBody): [string, string[]][] {
 beforeAll(async () => {
   service = await startTestService();
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Group search' } })).data!.id;
-  const { data } = await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: 'help', server_configuration: { MAX_LIMIT: 50 } } });
+  const { data } = await createDataset({
+    client: service.client(),
+    headers: { 'SVC-Organization': orgId },
+    body: { dataset_name: 'help', server_configuration: { MAX_LIMIT: 50 } },
+  });
   datasetId = data!.id;
   await addChunks(datasetId, corpus, ids);
   await makeGroups(datasetId, ids, members, groups);
@@ -94,7 +119,11 @@ describe.each(TYPES)('search over groups by %s', (search_type) => {
   });
 
   it('counts only chunks that pass the filter', async () => {
-    const reply = await post('/api/chunk_group/group_oriented_search', { query: 'refund parcel', search_type, filters: { must: [{ field: 'tag_set', match_any: ['logistics'] }] } });
+    const reply = await post('/api/chunk_group/group_oriented_search', {
+      query: 'refund parcel',
+      search_type,
+      filters: { must: [{ field: 'tag_set', match_any: ['logistics'] }] },
+    });
     expect(reply.status).toBe(200);
     const body = reply.body as SearchOverGroupsResponseBody;
     expect(body.results.length).toBeGreaterThan(0);
@@ -110,9 +139,11 @@ describe('search over groups', () => {
     const three = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext' })).body as SearchOverGroupsResponseBody;
     expect(shown(three)).toEqual([['kettles', expect.any(Array)]]);
     expect(three.results[0].chunks).toHaveLength(3);
-    const four = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', group_size: 4 })).body as SearchOverGroupsResponseBody;
+    const four = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', group_size: 4 }))
+      .body as SearchOverGroupsResponseBody;
     expect(four.results[0].chunks.map((c) => c.chunk.tracking_id).sort()).toEqual([...members.kettles].sort());
-    const none = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', group_size: 0 })).body as SearchOverGroupsResponseBody;
+    const none = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', group_size: 0 }))
+      .body as SearchOverGroupsResponseBody;
     expect(shown(none)).toEqual([['kettles', []]]);
   });
 
@@ -128,7 +159,15 @@ describe('search over groups', () => {
 
   it('pages over groups and counts them when asked', async () => {
     const page = async (n: number) =>
-      (await post('/api/chunk_group/group_oriented_search', { query: 'refund parcel kettle', search_type: 'semantic', page_size: 1, page: n, get_total_pages: true })).body as SearchOverGroupsResponseBody;
+      (
+        await post('/api/chunk_group/group_oriented_search', {
+          query: 'refund parcel kettle',
+          search_type: 'semantic',
+          page_size: 1,
+          page: n,
+          get_total_pages: true,
+        })
+      ).body as SearchOverGroupsResponseBody;
     const pages = [await page(1), await page(2), await page(3), await page(4)];
     expect(pages.map((p) => p.results.length)).toEqual([1, 1, 1, 0]);
     expect(new Set(pages.slice(0, 3).map((p) => p.results[0].group.name))).toEqual(new Set(['billing', 'shipping', 'kettles']));
@@ -136,17 +175,28 @@ describe('search over groups', () => {
   });
 
   it('answers in the V1 shape by default, with the group fields prefixed', async () => {
-    const { data } = await searchOverGroups({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { query: 'kettle', search_type: 'fulltext', group_size: 1, slim_chunks: true } });
+    const { data } = await searchOverGroups({
+      client: service.client(),
+      headers: { 'SVC-Dataset': datasetId },
+      body: { query: 'kettle', search_type: 'fulltext', group_size: 1, slim_chunks: true },
+    });
     const body = data as DeprecatedSearchOverGroupsResponseBody;
     expect(body.total_chunk_pages).toBe(0);
     expect(body.group_chunks).toHaveLength(1);
-    expect(body.group_chunks[0]).toMatchObject({ group_id: groups.kettles, group_name: 'kettles', group_description: 'the kettles group', group_tracking_id: 'kettles', group_dataset_id: datasetId });
+    expect(body.group_chunks[0]).toMatchObject({
+      group_id: groups.kettles,
+      group_name: 'kettles',
+      group_description: 'the kettles group',
+      group_tracking_id: 'kettles',
+      group_dataset_id: datasetId,
+    });
     expect(body.group_chunks[0].metadata[0].metadata[0]).toMatchObject({ tag_set: 'product' });
     expect(body.group_chunks[0].metadata[0].metadata[0]).not.toHaveProperty('chunk_html');
   });
 
   it('records the search for analytics with the chunks shown', async () => {
-    const body = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', user_id: 'u1' })).body as SearchOverGroupsResponseBody;
+    const body = (await post('/api/chunk_group/group_oriented_search', { query: 'kettle', search_type: 'fulltext', user_id: 'u1' }))
+      .body as SearchOverGroupsResponseBody;
     await service.services.deferred.flush();
     const row = await db()('search_queries').where({ id: body.id }).first();
     expect(row).toMatchObject({ dataset_id: datasetId, search_type: 'search_over_groups_fulltext', query: 'kettle', user_id: 'u1' });
@@ -155,7 +205,11 @@ describe('search over groups', () => {
   });
 
   it('matches the last word as a prefix in group autocomplete', async () => {
-    const { data, response } = await autocompleteSearchOverGroups({ client: service.client(), headers: v2(), body: { query: 'kett', search_type: 'fulltext', group_size: 2 } });
+    const { data, response } = await autocompleteSearchOverGroups({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'kett', search_type: 'fulltext', group_size: 2 },
+    });
     expect(response.status).toBe(200);
     const body = data as SearchOverGroupsResponseBody;
     expect(shown(body)[0][0]).toBe('kettles');
@@ -214,7 +268,11 @@ describe('the window of chunk hits', () => {
 
 describe('search within a group', () => {
   it('finds only chunks of the group named by id, in the V2 shape', async () => {
-    const { data, response } = await searchWithinGroup({ client: service.client(), headers: v2(), body: { query: 'refund', search_type: 'fulltext', group_id: groups.shipping } });
+    const { data, response } = await searchWithinGroup({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'refund', search_type: 'fulltext', group_id: groups.shipping },
+    });
     expect(response.status).toBe(200);
     const body = data as SearchWithinGroupResponseBody;
     expect(body.chunks.map((c) => c.chunk.tracking_id)).toEqual(['returns']);
@@ -222,13 +280,18 @@ describe('search within a group', () => {
   });
 
   it.each(TYPES)('keeps every %s result inside the group', async (search_type) => {
-    const body = (await post('/api/chunk_group/search', { query: 'refund parcel kettle', search_type, group_tracking_id: 'kettles', page_size: 10 })).body as SearchWithinGroupResponseBody;
+    const body = (await post('/api/chunk_group/search', { query: 'refund parcel kettle', search_type, group_tracking_id: 'kettles', page_size: 10 }))
+      .body as SearchWithinGroupResponseBody;
     expect(body.chunks.length).toBeGreaterThan(0);
     for (const chunk of body.chunks) expect(members.kettles).toContain(chunk.chunk.tracking_id);
   });
 
   it('answers in the V1 shape by default: the bookmarks that match and the group', async () => {
-    const { data } = await searchWithinGroup({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { query: 'kettle boils', search_type: 'semantic', group_tracking_id: 'kettles', page_size: 2 } });
+    const { data } = await searchWithinGroup({
+      client: service.client(),
+      headers: { 'SVC-Dataset': datasetId },
+      body: { query: 'kettle boils', search_type: 'semantic', group_tracking_id: 'kettles', page_size: 2 },
+    });
     const body = data as SearchWithinGroupResults;
     expect(body.group).toMatchObject({ id: groups.kettles, name: 'kettles', tracking_id: 'kettles' });
     expect(body.bookmarks).toHaveLength(2);
@@ -237,14 +300,24 @@ describe('search within a group', () => {
 
   it('pages within the group and counts its pages', async () => {
     const page = async (n: number) =>
-      (await post('/api/chunk_group/search', { query: 'kettle', search_type: 'semantic', group_id: groups.kettles, page_size: 3, page: n, get_total_pages: true })).body as SearchWithinGroupResponseBody;
+      (
+        await post('/api/chunk_group/search', {
+          query: 'kettle',
+          search_type: 'semantic',
+          group_id: groups.kettles,
+          page_size: 3,
+          page: n,
+          get_total_pages: true,
+        })
+      ).body as SearchWithinGroupResponseBody;
     const [first, second] = [await page(1), await page(2)];
     expect(first.total_pages).toBe(2);
     expect([...first.chunks, ...second.chunks].map((c) => c.chunk.tracking_id).sort()).toEqual([...members.kettles].sort());
   });
 
   it('records the search with the group as asked', async () => {
-    const body = (await post('/api/chunk_group/search', { query: 'parcel', search_type: 'semantic', group_tracking_id: 'shipping' })).body as SearchWithinGroupResponseBody;
+    const body = (await post('/api/chunk_group/search', { query: 'parcel', search_type: 'semantic', group_tracking_id: 'shipping' }))
+      .body as SearchWithinGroupResponseBody;
     await service.services.deferred.flush();
     const row = await db()('search_queries').where({ id: body.id }).first();
     expect(row).toMatchObject({ search_type: 'search_within_groups_semantic', query: 'parcel' });
@@ -257,12 +330,18 @@ describe('search within a group', () => {
       headers: { 'SVC-Organization': orgId },
       body: { name: 'billing only', role: 0, default_params: { filters: { must: [{ field: 'tag_set', match_any: ['billing'] }] } } },
     });
-    const reply = await post('/api/chunk_group/search', { query: 'parcel', search_type: 'semantic', group_id: groups.shipping, filters: null }, {}, data!.api_key);
+    const reply = await post(
+      '/api/chunk_group/search',
+      { query: 'parcel', search_type: 'semantic', group_id: groups.shipping, filters: null },
+      {},
+      data!.api_key,
+    );
     expect(reply.status).toBe(200);
     expect((reply.body as SearchWithinGroupResponseBody).chunks.map((c) => c.chunk.tracking_id)).toEqual(['returns']);
     const over = await post('/api/chunk_group/group_oriented_search', { query: 'parcel', search_type: 'semantic' }, {}, data!.api_key);
     expect((over.body as SearchOverGroupsResponseBody).results.length).toBeGreaterThan(0);
-    for (const result of (over.body as SearchOverGroupsResponseBody).results) for (const chunk of result.chunks) expect((chunk.chunk as { tag_set: string[] }).tag_set).toContain('billing');
+    for (const result of (over.body as SearchOverGroupsResponseBody).results)
+      for (const chunk of result.chunks) expect((chunk.chunk as { tag_set: string[] }).tag_set).toContain('billing');
   });
 
   it.each([

@@ -49,7 +49,10 @@ async function newMember(organizationId: string, role: 0 | 1 | 2, email: string)
     body: { email, user_role: role, app_url: 'https://app.example', redirect_uri: 'https://app.example/done' },
   });
   expect(invited.response.status).toBe(204);
-  const { data, response } = await createApiOnlyUser({ client: service.client(await newKey(organizationId, 2)), body: { user_email: email, user_name: email.split('@')[0] } });
+  const { data, response } = await createApiOnlyUser({
+    client: service.client(await newKey(organizationId, 2)),
+    body: { user_email: email, user_name: email.split('@')[0] },
+  });
   expect(response.status).toBe(200);
   return { userId: data!.user.id, key: data!.api_key };
 }
@@ -82,7 +85,11 @@ describe('PUT /api/organization', () => {
     const org = await newOrg('Before');
     const owner = await newKey(org, 2);
     const headers = { 'SVC-Organization': org };
-    const renamed = await updateOrganization({ client: service.client(owner), headers, body: { name: 'After', partner_configuration: { COMPANY_NAME: 'After Inc' } } });
+    const renamed = await updateOrganization({
+      client: service.client(owner),
+      headers,
+      body: { name: 'After', partner_configuration: { COMPANY_NAME: 'After Inc' } },
+    });
     expect(renamed.response.status).toBe(200);
     expect(renamed.data).toMatchObject({ id: org, name: 'After', partner_configuration: { COMPANY_NAME: 'After Inc' }, deleted: 0 });
 
@@ -103,7 +110,9 @@ describe('PUT /api/organization', () => {
     expect(low.error!.message).toMatch(/owner/);
 
     const foreign = await newKey(await newOrg('Elsewhere'), 2);
-    expect((await updateOrganization({ client: service.client(foreign), headers: { 'SVC-Organization': org }, body: { name: 'x' } })).response.status).toBe(404);
+    expect((await updateOrganization({ client: service.client(foreign), headers: { 'SVC-Organization': org }, body: { name: 'x' } })).response.status).toBe(
+      404,
+    );
 
     expect((await raw('PUT', '/api/organization', org, { name: 42 })).status).toBe(400);
     expect((await raw('PUT', '/api/organization', org, { partner_configuration: { COMPANY_NAME: 3 } })).status).toBe(400);
@@ -137,7 +146,9 @@ describe('DELETE /api/organization/{organization_id}', () => {
       expect(reply.status).toBe(401);
     }
     expect((await raw('GET', '/api/organization/api_key', org, undefined, member.key)).status).toBe(401);
-    expect((await getOrganization({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: org } })).response.status).toBe(404);
+    expect((await getOrganization({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: org } })).response.status).toBe(
+      404,
+    );
     expect((await getFilesCursorHandler({ client: service.client(), headers: { 'SVC-Dataset': dataset.id } })).response.status).toBe(404);
     const me = await getMe({ client: service.client() });
     expect(me.data!.orgs.map((o) => o.id)).not.toContain(org);
@@ -181,7 +192,9 @@ describe('DELETE /api/organization/{organization_id}', () => {
     const mismatch = await deleteOrganization({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } });
     expect(mismatch.response.status).toBe(400);
     expect(mismatch.error!.message).toMatch(/SVC-Organization/);
-    expect((await deleteOrganization({ client: service.client(), headers: { 'SVC-Organization': UNKNOWN }, path: { organization_id: UNKNOWN } })).response.status).toBe(404);
+    expect(
+      (await deleteOrganization({ client: service.client(), headers: { 'SVC-Organization': UNKNOWN }, path: { organization_id: UNKNOWN } })).response.status,
+    ).toBe(404);
     expect((await raw('DELETE', '/api/organization/not-a-uuid', org)).status).toBe(400);
 
     for (const id of [org, other]) expect((await db()('organizations').where({ id }).first()).deleted).toBe(0);
@@ -202,7 +215,11 @@ describe('GET /api/organization/users/{organization_id}', () => {
     });
 
     const admin = await newKey(org, 1);
-    const { data, response } = await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': org }, path: { organization_id: org } });
+    const { data, response } = await getOrganizationUsers({
+      client: service.client(admin),
+      headers: { 'SVC-Organization': org },
+      path: { organization_id: org },
+    });
     expect(response.status).toBe(200);
     expect(data!.map((u) => u.email)).toEqual(['alice-team@example.com', 'bob-team@example.com']);
     expect(data!.map((u) => u.id)).toEqual([alice.userId, bob.userId]);
@@ -214,12 +231,20 @@ describe('GET /api/organization/users/{organization_id}', () => {
   it('needs the admin role and the organization of SVC-Organization', async () => {
     const org = await newOrg('Private');
     const reader = await newKey(org, 0);
-    expect((await getOrganizationUsers({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { organization_id: org } })).response.status).toBe(403);
+    expect(
+      (await getOrganizationUsers({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { organization_id: org } })).response.status,
+    ).toBe(403);
     const other = await newOrg('Other');
     const admin = await newKey(org, 1);
-    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(404);
-    expect((await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status).toBe(404);
-    expect((await getOrganizationUsers({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(400);
+    expect(
+      (await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status,
+    ).toBe(404);
+    expect(
+      (await getOrganizationUsers({ client: service.client(admin), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status,
+    ).toBe(404);
+    expect(
+      (await getOrganizationUsers({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status,
+    ).toBe(400);
     expect((await raw('GET', '/api/organization/users/nope', org)).status).toBe(400);
   });
 });
@@ -296,7 +321,11 @@ describe('DELETE /api/organization/api_key/{api_key_id}', () => {
     const victimId = await keyIdOf(org, victim);
     expect(list.data!.map((k) => k.id)).toContain(victimId);
 
-    const { response } = await deleteOrganizationApiKey({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { api_key_id: victimId } });
+    const { response } = await deleteOrganizationApiKey({
+      client: service.client(reader),
+      headers: { 'SVC-Organization': org },
+      path: { api_key_id: victimId },
+    });
     expect(response.status).toBe(204);
     expect((await raw('GET', '/api/organization/api_key', org, undefined, victim)).status).toBe(401);
     const after = await getOrganizationApiKeys({ client: service.client(), headers: { 'SVC-Organization': org } });
@@ -317,8 +346,13 @@ describe('DELETE /api/organization/api_key/{api_key_id}', () => {
     const foreignId = await keyIdOf(other, foreignKey);
     const foreign = await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { api_key_id: foreignId } });
     expect(foreign.response.status).toBe(404);
-    expect((await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': other }, path: { api_key_id: foreignId } })).response.status).toBe(404);
-    expect((await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { api_key_id: UNKNOWN } })).response.status).toBe(404);
+    expect(
+      (await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': other }, path: { api_key_id: foreignId } })).response
+        .status,
+    ).toBe(404);
+    expect(
+      (await deleteOrganizationApiKey({ client: service.client(owner), headers: { 'SVC-Organization': org }, path: { api_key_id: UNKNOWN } })).response.status,
+    ).toBe(404);
     expect((await raw('DELETE', '/api/organization/api_key/nope', org, undefined, owner)).status).toBe(400);
     for (const key of [owner, foreignKey]) expect((await db()('api_keys').where({ key_hash: hashOf(key) })).length).toBe(1);
   });
@@ -350,7 +384,9 @@ describe('POST /api/organization/update_dataset_configs', () => {
     const hot = await seedDataset(db(), org);
     const cold = await seedDataset(db(), org);
     const foreign = await seedDataset(db(), other);
-    await db()('datasets').where({ id: hot.id }).update({ server_configuration: JSON.stringify({ TEMPERATURE: 1.5 }) });
+    await db()('datasets')
+      .where({ id: hot.id })
+      .update({ server_configuration: JSON.stringify({ TEMPERATURE: 1.5 }) });
     const owner = await newKey(org, 2);
     const headers = { 'SVC-Organization': org };
 
@@ -376,7 +412,11 @@ describe('POST /api/organization/update_dataset_configs', () => {
     });
     expect(nested.response.status).toBe(204);
     expect((await configOf(cold.id)).PAGEFIND_ENABLED).toBe(true);
-    const none = await updateAllOrgDatasetConfigs({ client: service.client(owner), headers, body: { match_configuration: { TEMPERATURE: 1.9 }, to_configuration: { MAX_TOKENS: 7 } } });
+    const none = await updateAllOrgDatasetConfigs({
+      client: service.client(owner),
+      headers,
+      body: { match_configuration: { TEMPERATURE: 1.9 }, to_configuration: { MAX_TOKENS: 7 } },
+    });
     expect(none.response.status).toBe(204);
     expect((await configOf(cold.id)).MAX_TOKENS).toBe(512);
   });
@@ -414,7 +454,11 @@ async function configOf(datasetId: string): Promise<Record<string, unknown>> {
 }
 
 async function keyIdOf(organizationId: string, key: string): Promise<string> {
-  return (await db()('api_keys').where({ organization_id: organizationId, key_hash: hashOf(key) }).first()).id;
+  return (
+    await db()('api_keys')
+      .where({ organization_id: organizationId, key_hash: hashOf(key) })
+      .first()
+  ).id;
 }
 
 function hashOf(key: string): string {

@@ -2,7 +2,14 @@
 // recommend type and strategy, both response versions, filters, limits, the analytics record, and
 // the refusals of bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createChunkGroup, createDataset, createOrganization, getRecommendedChunks, getRecommendedGroups } from '../../generated/client/sdk.gen.js';
+import {
+  createChunk,
+  createChunkGroup,
+  createDataset,
+  createOrganization,
+  getRecommendedChunks,
+  getRecommendedGroups,
+} from '../../generated/client/sdk.gen.js';
 import type { ChunkMetadataWithScore, GroupScoreChunk, RecommendChunksResponseBody, RecommendGroupsResponseBody } from '../../generated/client/types.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
@@ -34,7 +41,11 @@ const groupMembers: Record<string, string[]> = {
 const TYPES = ['semantic', 'fulltext', 'bm25'] as const;
 
 async function newDataset(name: string, server_configuration: Record<string, unknown> = {}): Promise<string> {
-  const { data, response, error } = await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: name, server_configuration } });
+  const { data, response, error } = await createDataset({
+    client: service.client(),
+    headers: { 'SVC-Organization': orgId },
+    body: { dataset_name: name, server_configuration },
+  });
   expect(response.status, JSON.stringify(error)).toBe(200);
   return data!.id;
 }
@@ -44,7 +55,10 @@ function recommend(body: Record<string, unknown>, version: 'V1' | 'V2' = 'V2', d
 }
 
 function recommendGroups(body: Record<string, unknown>, version: 'V1' | 'V2' = 'V2', dataset = datasetId) {
-  return service.request('POST', '/api/chunk_group/recommend', { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset, 'X-API-Version': version }, body });
+  return service.request('POST', '/api/chunk_group/recommend', {
+    headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset, 'X-API-Version': version },
+    body,
+  });
 }
 
 /** The tracking ids of a V2 chunk recommendation, best first, with their scores. */
@@ -66,7 +80,10 @@ beforeAll(async () => {
     const { data } = await createChunkGroup({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { name, tracking_id: name } });
     groups[name] = (data as { id: string }).id;
     for (const member of members) {
-      const added = await service.request('POST', `/api/chunk_group/chunk/${groups[name]}`, { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId }, body: { chunk_id: ids[member] } });
+      const added = await service.request('POST', `/api/chunk_group/chunk/${groups[name]}`, {
+        headers: { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId },
+        body: { chunk_id: ids[member] },
+      });
       expect(added.status).toBe(204);
     }
   }
@@ -91,7 +108,12 @@ describe.each(TYPES)('chunk recommendations by %s', (recommend_type) => {
   });
 
   it('best_score: a chunk closer to a negative than to every positive scores below zero', async () => {
-    const { tracking, score } = await recommended({ positive_tracking_ids: ['tea-green'], negative_tracking_ids: ['rice'], strategy: 'best_score', recommend_type });
+    const { tracking, score } = await recommended({
+      positive_tracking_ids: ['tea-green'],
+      negative_tracking_ids: ['rice'],
+      strategy: 'best_score',
+      recommend_type,
+    });
     expect(tracking.slice(0, 2).sort()).toEqual(['tea-black', 'tea-herbal']);
     expect(score['tea-herbal']).toBeGreaterThan(0);
     expect(score.pasta).toBeLessThan(0);
@@ -104,7 +126,11 @@ describe.each(TYPES)('chunk recommendations by %s', (recommend_type) => {
   });
 
   it('recommends only chunks that pass the filter', async () => {
-    const { tracking } = await recommended({ positive_tracking_ids: ['tea-green'], recommend_type, filters: { must: [{ field: 'tag_set', match_any: ['cooking'] }] } });
+    const { tracking } = await recommended({
+      positive_tracking_ids: ['tea-green'],
+      recommend_type,
+      filters: { must: [{ field: 'tag_set', match_any: ['cooking'] }] },
+    });
     expect(tracking.sort()).toEqual(['pasta', 'rice']);
   });
 });
@@ -116,7 +142,11 @@ describe('chunk recommendation shapes and options', () => {
   });
 
   it('answers in the V1 shape by default: records with their score and tags as text', async () => {
-    const { data, response } = await getRecommendedChunks({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { positive_tracking_ids: ['tea-green'], limit: 2 } });
+    const { data, response } = await getRecommendedChunks({
+      client: service.client(),
+      headers: { 'SVC-Dataset': datasetId },
+      body: { positive_tracking_ids: ['tea-green'], limit: 2 },
+    });
     expect(response.status).toBe(200);
     const records = data as ChunkMetadataWithScore[];
     expect(records).toHaveLength(2);
@@ -135,7 +165,13 @@ describe('chunk recommendation shapes and options', () => {
   });
 
   it('records the recommendation for analytics', async () => {
-    const reply = await recommend({ positive_tracking_ids: ['tea-green'], negative_chunk_ids: [ids.rice], user_id: 'user-7', metadata: { page: 'home' }, limit: 3 });
+    const reply = await recommend({
+      positive_tracking_ids: ['tea-green'],
+      negative_chunk_ids: [ids.rice],
+      user_id: 'user-7',
+      metadata: { page: 'home' },
+      limit: 3,
+    });
     const body = reply.body as RecommendChunksResponseBody;
     await service.services.deferred.flush();
     const row = await db()('recommendation_queries').where({ id: body.id }).first();
@@ -179,7 +215,11 @@ describe('chunk recommendation refusals', () => {
     [{}, 400, /positive_chunk_ids or positive_tracking_ids: average_vector needs at least one positive/],
     [{ negative_tracking_ids: ['rice'] }, 400, /average_vector needs at least one positive/],
     [{ strategy: 'best_score' }, 400, /give at least one example/],
-    [{ positive_chunk_ids: ['00000000-0000-4000-8000-00000000abcd'] }, 404, /positive_chunk_ids: 00000000-0000-4000-8000-00000000abcd is not a chunk of this dataset/],
+    [
+      { positive_chunk_ids: ['00000000-0000-4000-8000-00000000abcd'] },
+      404,
+      /positive_chunk_ids: 00000000-0000-4000-8000-00000000abcd is not a chunk of this dataset/,
+    ],
     [{ positive_tracking_ids: ['tea-green', 'no-such'] }, 404, /positive_tracking_ids: no chunk of this dataset has the tracking id no-such/],
     [{ positive_tracking_ids: ['tea-green'], negative_tracking_ids: ['tea-green'] }, 400, /both a positive and a negative example/],
     [{ positive_tracking_ids: ['tea-green'], filters: { must: [{ field: 'colour', match_any: ['red'] }] } }, 400, /filters\.must\[0\].*colour/],
@@ -247,7 +287,11 @@ describe('group recommendation shapes and options', () => {
   });
 
   it('answers in the V1 shape by default: a list of groups with their chunks as metadata', async () => {
-    const { data, response } = await getRecommendedGroups({ client: service.client(), headers: { 'SVC-Dataset': datasetId }, body: { positive_group_ids: [groups['tea-a']], limit: 2, slim_chunks: true } });
+    const { data, response } = await getRecommendedGroups({
+      client: service.client(),
+      headers: { 'SVC-Dataset': datasetId },
+      body: { positive_group_ids: [groups['tea-a']], limit: 2, slim_chunks: true },
+    });
     expect(response.status).toBe(200);
     const list = data as unknown as GroupScoreChunk[];
     expect(list[0]).toMatchObject({ group_id: groups['tea-b'], group_name: 'tea-b', group_tracking_id: 'tea-b', group_dataset_id: datasetId });

@@ -43,41 +43,79 @@ describe.each(TYPES)('search_type %s', (searchType) => {
     const espresso = await searchChunks({
       client: service.client(),
       headers: v2(),
-      body: { query: [{ query: 'kettle', weight: 1 }, { query: 'espresso machine', weight: 3 }], search_type: searchType, page_size: 3 },
+      body: {
+        query: [
+          { query: 'kettle', weight: 1 },
+          { query: 'espresso machine', weight: 3 },
+        ],
+        search_type: searchType,
+        page_size: 3,
+      },
     });
     expect(espresso.response.status).toBe(200);
     expect(v2Ids(espresso.data)[0]).toMatch(/^espresso/);
     const kettle = await searchChunks({
       client: service.client(),
       headers,
-      body: { query: [{ query: 'kettle', weight: 3 }, { query: 'espresso machine', weight: 1 }], search_type: searchType, page_size: 3 },
+      body: {
+        query: [
+          { query: 'kettle', weight: 3 },
+          { query: 'espresso machine', weight: 1 },
+        ],
+        search_type: searchType,
+        page_size: 3,
+      },
     });
     expect((kettle.data as SearchChunkQueryResponseBody).score_chunks[0].metadata[0].tracking_id).toMatch(/^kettle/);
   });
 
   it('honours "quoted" and -negated words when asked', async () => {
-    const negated = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'kettle -descaling', search_type: searchType, use_quote_negated_terms: true } });
+    const negated = await searchChunks({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'kettle -descaling', search_type: searchType, use_quote_negated_terms: true },
+    });
     const ids = v2Ids(negated.data);
     expect(ids.length).toBeGreaterThan(0);
-    for (const chunk of (negated.data as SearchResponseBody).chunks) expect((chunk.chunk as ChunkMetadata).chunk_html?.toLowerCase()).not.toContain('descaling');
-    const quoted = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'machine "steam wand"', search_type: searchType, use_quote_negated_terms: true } });
+    for (const chunk of (negated.data as SearchResponseBody).chunks)
+      expect((chunk.chunk as ChunkMetadata).chunk_html?.toLowerCase()).not.toContain('descaling');
+    const quoted = await searchChunks({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'machine "steam wand"', search_type: searchType, use_quote_negated_terms: true },
+    });
     expect(v2Ids(quoted.data)).toEqual(['espresso-2']);
   });
 
   it('searches without stop words when asked', async () => {
-    const { data } = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'the boiler of the house', search_type: searchType, remove_stop_words: true } });
+    const { data } = await searchChunks({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'the boiler of the house', search_type: searchType, remove_stop_words: true },
+    });
     expect(v2Ids(data)[0]).toBe('boiler');
     await service.services.deferred.flush();
-    const recorded = await service.services.store.db('search_queries').where({ id: (data as SearchResponseBody).id }).first();
+    const recorded = await service.services.store
+      .db('search_queries')
+      .where({ id: (data as SearchResponseBody).id })
+      .first();
     expect(recorded.query).toBe('boiler house');
   });
 
   it('corrects a misspelt word to a word of the dataset and reports it', async () => {
-    const v2Reply = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'thermostta kettle', search_type: searchType, typo_options: { correct_typos: true } } });
+    const v2Reply = await searchChunks({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'thermostta kettle', search_type: searchType, typo_options: { correct_typos: true } },
+    });
     const body = v2Reply.data as SearchResponseBody;
     expect(body.corrected_query).toBe('thermostat kettle');
     expect(body.chunks[0].chunk.tracking_id).toBe('kettle-3');
-    const v1Reply = await searchChunks({ client: service.client(), headers, body: { query: 'Espreso', search_type: searchType, typo_options: { correct_typos: true } } });
+    const v1Reply = await searchChunks({
+      client: service.client(),
+      headers,
+      body: { query: 'Espreso', search_type: searchType, typo_options: { correct_typos: true } },
+    });
     expect((v1Reply.data as SearchChunkQueryResponseBody).corrected_query).toBe('Espresso');
   });
 });
@@ -94,7 +132,13 @@ describe('typo options', () => {
   it('skips the words of disable_on_word and words outside the ranges', async () => {
     const disabled = (await search({ query: 'thermostta', search_type: 'bm25', typo_options: { correct_typos: true, disable_on_word: ['thermostta'] } })).body;
     expect(disabled.corrected_query).toBeNull();
-    const outOfRange = (await search({ query: 'thermostta', search_type: 'bm25', typo_options: { correct_typos: true, one_typo_word_range: { min: 5, max: 8 }, two_typo_word_range: { min: 11 } } })).body;
+    const outOfRange = (
+      await search({
+        query: 'thermostta',
+        search_type: 'bm25',
+        typo_options: { correct_typos: true, one_typo_word_range: { min: 5, max: 8 }, two_typo_word_range: { min: 11 } },
+      })
+    ).body;
     expect(outOfRange.corrected_query).toBeNull();
   });
 });
@@ -141,17 +185,45 @@ describe('scoring options', () => {
 describe('count', () => {
   it('counts the union of weighted lexical queries, and the chunks near their combined vector', async () => {
     for (const searchType of ['fulltext', 'bm25'] as const) {
-      const { data } = await countChunks({ client: service.client(), headers, body: { query: [{ query: 'kettle', weight: 1 }, { query: 'espresso', weight: 2 }], search_type: searchType } });
+      const { data } = await countChunks({
+        client: service.client(),
+        headers,
+        body: {
+          query: [
+            { query: 'kettle', weight: 1 },
+            { query: 'espresso', weight: 2 },
+          ],
+          search_type: searchType,
+        },
+      });
       expect(data!.count).toBe(5);
     }
-    const semantic = await countChunks({ client: service.client(), headers, body: { query: [{ query: 'kettle', weight: 1 }, { query: 'espresso', weight: 2 }], search_type: 'semantic' } });
+    const semantic = await countChunks({
+      client: service.client(),
+      headers,
+      body: {
+        query: [
+          { query: 'kettle', weight: 1 },
+          { query: 'espresso', weight: 2 },
+        ],
+        search_type: 'semantic',
+      },
+    });
     expect(semantic.data!.count).toBe(corpus.length);
   });
 
   it('counts with quoted and negated words honoured', async () => {
-    const { data } = await countChunks({ client: service.client(), headers, body: { query: 'kettle -descaling', search_type: 'fulltext', use_quote_negated_terms: true } });
+    const { data } = await countChunks({
+      client: service.client(),
+      headers,
+      body: { query: 'kettle -descaling', search_type: 'fulltext', use_quote_negated_terms: true },
+    });
     expect(data!.count).toBe(2);
-    const semantic = await countChunks({ client: service.client(), headers, body: { query: 'kettle -descaling', search_type: 'semantic', use_quote_negated_terms: true } });
+    const semantic = await countChunks({
+      client: service.client(),
+      headers,
+      body: { query: 'kettle -descaling', search_type: 'semantic', use_quote_negated_terms: true },
+    });
     expect(semantic.data!.count).toBe(corpus.length - 2);
   });
 });
@@ -159,11 +231,23 @@ describe('count', () => {
 describe('bad query input', () => {
   it.each([
     [{ query: [], search_type: 'semantic' }, /^query: give one query/],
-    [{ query: [{ query: 'kettle', weight: 0 }, { query: 'boiler', weight: -1 }], search_type: 'fulltext' }, /^query: at least one weight must be positive/],
+    [
+      {
+        query: [
+          { query: 'kettle', weight: 0 },
+          { query: 'boiler', weight: -1 },
+        ],
+        search_type: 'fulltext',
+      },
+      /^query: at least one weight must be positive/,
+    ],
     [{ query: [{ query: { image_url: 'https://example.com/a.png' }, weight: 1 }], search_type: 'semantic' }, /^query\[0\]\.query: only text queries/],
     [{ query: [{ query: '  ', weight: 1 }], search_type: 'bm25' }, /^query\[0\]\.query: must not be empty/],
     [{ query: '-kettle', search_type: 'bm25', use_quote_negated_terms: true }, /^query: nothing to search for/],
-    [{ query: 'kettel', search_type: 'bm25', typo_options: { correct_typos: true, one_typo_word_range: { min: 6, max: 4 } } }, /^typo_options\.one_typo_word_range: max \(4\) is below min \(6\)/],
+    [
+      { query: 'kettel', search_type: 'bm25', typo_options: { correct_typos: true, one_typo_word_range: { min: 6, max: 4 } } },
+      /^typo_options\.one_typo_word_range: max \(4\) is below min \(6\)/,
+    ],
   ])('%j is refused naming the field', async (body, message) => {
     const reply = await search(body);
     expect(reply.status).toBe(400);
@@ -180,7 +264,10 @@ describe('bad query input', () => {
   });
 
   it('refuses an empty list of queries to count', async () => {
-    const reply = await service.request('POST', '/api/chunk/count', { headers: { authorization: ADMIN_KEY, ...headers }, body: { query: [], search_type: 'fulltext' } });
+    const reply = await service.request('POST', '/api/chunk/count', {
+      headers: { authorization: ADMIN_KEY, ...headers },
+      body: { query: [], search_type: 'fulltext' },
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.message).toMatch(/^query: give one query/);
   });

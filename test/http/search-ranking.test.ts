@@ -22,11 +22,40 @@ let plain: string;
 const PARIS = { lat: 48.86, lon: 2.35 };
 const AMSTERDAM = { lat: 52.37, lon: 4.9 };
 const SHOP: T.ChunkReqPayload[] = [
-  { tracking_id: 'tent', chunk_html: '<p>Four person camping tent, waterproof.</p>', num_value: 250, time_stamp: '2024-03-01T00:00:00', tag_set: ['camp'], location: AMSTERDAM },
-  { tracking_id: 'stove', chunk_html: '<p>Camping stove for quick boiling.</p>', num_value: 40, weight: 3, time_stamp: '2022-05-01T00:00:00', tag_set: ['camp', 'sale'], location: { lat: 38.72, lon: -9.14 } },
-  { tracking_id: 'kayak', chunk_html: '<p>Two seat kayak for calm rivers.</p>', num_value: 900, time_stamp: '2025-02-01T00:00:00', tag_set: ['water'], location: { lat: 52.52, lon: 13.4 } },
+  {
+    tracking_id: 'tent',
+    chunk_html: '<p>Four person camping tent, waterproof.</p>',
+    num_value: 250,
+    time_stamp: '2024-03-01T00:00:00',
+    tag_set: ['camp'],
+    location: AMSTERDAM,
+  },
+  {
+    tracking_id: 'stove',
+    chunk_html: '<p>Camping stove for quick boiling.</p>',
+    num_value: 40,
+    weight: 3,
+    time_stamp: '2022-05-01T00:00:00',
+    tag_set: ['camp', 'sale'],
+    location: { lat: 38.72, lon: -9.14 },
+  },
+  {
+    tracking_id: 'kayak',
+    chunk_html: '<p>Two seat kayak for calm rivers.</p>',
+    num_value: 900,
+    time_stamp: '2025-02-01T00:00:00',
+    tag_set: ['water'],
+    location: { lat: 52.52, lon: 13.4 },
+  },
   { tracking_id: 'paddle', chunk_html: '<p>Carbon kayak paddle, light and stiff.</p>', tag_set: ['water', 'sale'] },
-  { tracking_id: 'lamp', chunk_html: '<p>Camping lamp with a long battery life.</p>', num_value: 15, time_stamp: '2023-07-01T00:00:00', tag_set: ['camp'], location: PARIS },
+  {
+    tracking_id: 'lamp',
+    chunk_html: '<p>Camping lamp with a long battery life.</p>',
+    num_value: 15,
+    time_stamp: '2023-07-01T00:00:00',
+    tag_set: ['camp'],
+    location: PARIS,
+  },
 ];
 const DIVERSE: T.ChunkReqPayload[] = [
   { tracking_id: 'dup-1', chunk_html: '<p>Two seat kayak for calm rivers and lakes.</p>' },
@@ -54,7 +83,10 @@ async function search(version: Version, body: Partial<T.SearchChunksReqPayload>,
 }
 
 async function refusal(body: Record<string, unknown>, dataset = shop): Promise<string> {
-  const reply = await service.request('POST', '/api/chunk/search', { headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset }, body: { query: 'camping gear', search_type: 'semantic', ...body } });
+  const reply = await service.request('POST', '/api/chunk/search', {
+    headers: { authorization: ADMIN_KEY, 'SVC-Dataset': dataset },
+    body: { query: 'camping gear', search_type: 'semantic', ...body },
+  });
   expect(reply.status).toBe(400);
   return reply.body.message;
 }
@@ -66,7 +98,13 @@ const scaled = (results: Ranked, factor: (tracking: string) => number): Ranked =
 const closeTo = (expected: Ranked) => expected.map(([t, s]) => [t, expect.closeTo(s, 6)]);
 
 async function newDataset(name: string, serverConfiguration: T.DatasetConfigurationDto, chunks: T.ChunkReqPayload[]): Promise<string> {
-  const id = (await createDataset({ client: service.client(), headers: { 'SVC-Organization': orgId }, body: { dataset_name: name, server_configuration: serverConfiguration } })).data!.id;
+  const id = (
+    await createDataset({
+      client: service.client(),
+      headers: { 'SVC-Organization': orgId },
+      body: { dataset_name: name, server_configuration: serverConfiguration },
+    })
+  ).data!.id;
   const created = await createChunk({ client: service.client(), headers: { 'SVC-Dataset': id }, body: chunks });
   expect(created.response.status, JSON.stringify(created.error)).toBe(200);
   return id;
@@ -93,12 +131,19 @@ describe.each(['V1', 'V2'] as const)('%s', (version) => {
       ['lamp', 15],
       ['paddle', 0],
     ]);
-    expect(order(await search(version, { sort_options: { sort_by: { field: 'num_value', direction: 'asc' } } }))).toEqual(['lamp', 'stove', 'tent', 'kayak', 'paddle']);
+    expect(order(await search(version, { sort_options: { sort_by: { field: 'num_value', direction: 'asc' } } }))).toEqual([
+      'lamp',
+      'stove',
+      'tent',
+      'kayak',
+      'paddle',
+    ]);
   });
 
   it('pages through the sorted order', async () => {
     const pages = [];
-    for (const page of [1, 2, 3]) pages.push(...order(await search(version, { page, page_size: 2, sort_options: { sort_by: { field: 'time_stamp', direction: 'asc' } } })));
+    for (const page of [1, 2, 3])
+      pages.push(...order(await search(version, { page, page_size: 2, sort_options: { sort_by: { field: 'time_stamp', direction: 'asc' } } })));
     expect(pages).toEqual(['stove', 'lamp', 'tent', 'kayak', 'paddle']);
   });
 
@@ -149,7 +194,7 @@ describe.each(['V1', 'V2'] as const)('%s', (version) => {
     expect(results[1][1]).toBeGreaterThanOrEqual(results[2][1]);
   });
 
-  it('reranks with the dataset\'s cross-encoder, and hybrid search by it alone', async () => {
+  it("reranks with the dataset's cross-encoder, and hybrid search by it alone", async () => {
     reranker.score = (_query, text) => (text.includes('lamp') ? 9 : text.includes('kayak') ? 4 : 1);
     const results = await search(version, { sort_options: { use_weights: false, sort_by: { rerank_type: 'cross_encoder', rerank_query: 'light at night' } } });
     expect(results.slice(0, 3)).toEqual([

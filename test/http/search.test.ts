@@ -1,7 +1,15 @@
 // Search over HTTP: each search type, both response versions, filters, pages, thresholds, slim and
 // content-only records, highlights, analytics records, API-key defaults, count and autocomplete.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { autocomplete, countChunks, createChunk, createDataset, createOrganization, createOrganizationApiKey, searchChunks } from '../../generated/client/sdk.gen.js';
+import {
+  autocomplete,
+  countChunks,
+  createChunk,
+  createDataset,
+  createOrganization,
+  createOrganizationApiKey,
+  searchChunks,
+} from '../../generated/client/sdk.gen.js';
 import type { SearchChunkQueryResponseBody, SearchResponseBody } from '../../generated/client/types.gen.js';
 import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
@@ -15,7 +23,12 @@ const v2 = () => ({ ...headers, 'X-API-Version': 'V2' as const });
 const corpus = [
   { tracking_id: 'refunds', chunk_html: '<p>Refunds are paid to the original card within five working days.</p>', tag_set: ['billing'], num_value: 1 },
   { tracking_id: 'shipping', chunk_html: '<p>Parcels ship from our warehouse in Rotterdam within two days.</p>', tag_set: ['logistics'], num_value: 2 },
-  { tracking_id: 'returns', chunk_html: '<p>Returns are free: print the label and drop the parcel at any post office.</p>', tag_set: ['logistics', 'billing'], num_value: 3 },
+  {
+    tracking_id: 'returns',
+    chunk_html: '<p>Returns are free: print the label and drop the parcel at any post office.</p>',
+    tag_set: ['logistics', 'billing'],
+    num_value: 3,
+  },
   { tracking_id: 'warranty', chunk_html: '<p>Every kettle carries a two year warranty against defects.</p>', tag_set: ['product'], num_value: 4 },
   { tracking_id: 'giftcards', chunk_html: '<p>Gift cards never expire and can be spent online or in store.</p>', tag_set: ['billing'], num_value: 5 },
   { tracking_id: 'kettle', chunk_html: '<p>The kettle boils a litre of water in ninety seconds.</p>', tag_set: ['product'], num_value: 6 },
@@ -69,8 +82,20 @@ describe.each(['semantic', 'fulltext', 'hybrid', 'bm25'] as const)('search_type 
 
 describe('pages and records', () => {
   it('pages without overlap and counts total pages when asked', async () => {
-    const first = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'water parcel card kettle', search_type: 'semantic', page_size: 2, page: 1, get_total_pages: true } })).data as SearchResponseBody;
-    const second = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'water parcel card kettle', search_type: 'semantic', page_size: 2, page: 2 } })).data as SearchResponseBody;
+    const first = (
+      await searchChunks({
+        client: service.client(),
+        headers: v2(),
+        body: { query: 'water parcel card kettle', search_type: 'semantic', page_size: 2, page: 1, get_total_pages: true },
+      })
+    ).data as SearchResponseBody;
+    const second = (
+      await searchChunks({
+        client: service.client(),
+        headers: v2(),
+        body: { query: 'water parcel card kettle', search_type: 'semantic', page_size: 2, page: 2 },
+      })
+    ).data as SearchResponseBody;
     expect(first.chunks).toHaveLength(2);
     expect(first.total_pages).toBe(3);
     expect(second.total_pages).toBe(0);
@@ -79,17 +104,26 @@ describe('pages and records', () => {
   });
 
   it('drops results under the score threshold', async () => {
-    const all = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'gift cards expire', search_type: 'semantic', page_size: 6 } })).data as SearchResponseBody;
+    const all = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'gift cards expire', search_type: 'semantic', page_size: 6 } }))
+      .data as SearchResponseBody;
     const threshold = all.chunks[0].score - 1e-6;
-    const strict = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'gift cards expire', search_type: 'semantic', page_size: 6, score_threshold: threshold } })).data as SearchResponseBody;
+    const strict = (
+      await searchChunks({
+        client: service.client(),
+        headers: v2(),
+        body: { query: 'gift cards expire', search_type: 'semantic', page_size: 6, score_threshold: threshold },
+      })
+    ).data as SearchResponseBody;
     expect(strict.chunks.map((c) => c.chunk.tracking_id)).toEqual(['giftcards']);
   });
 
   it('gives slim records without content, and content-only records', async () => {
-    const slim = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'kettle', search_type: 'fulltext', slim_chunks: true } })).data as SearchResponseBody;
+    const slim = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'kettle', search_type: 'fulltext', slim_chunks: true } }))
+      .data as SearchResponseBody;
     expect(slim.chunks[0].chunk).not.toHaveProperty('chunk_html');
     expect(slim.chunks[0].chunk).toHaveProperty('tracking_id');
-    const content = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'kettle', search_type: 'fulltext', content_only: true } })).data as SearchResponseBody;
+    const content = (await searchChunks({ client: service.client(), headers: v2(), body: { query: 'kettle', search_type: 'fulltext', content_only: true } }))
+      .data as SearchResponseBody;
     expect(Object.keys(content.chunks[0].chunk).sort()).toEqual(['chunk_html', 'id', 'image_urls', 'num_value', 'time_stamp', 'tracking_id', 'weight']);
   });
 
@@ -97,13 +131,17 @@ describe('pages and records', () => {
     const { data } = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'warehouse', search_type: 'fulltext' } });
     const hit = (data as SearchResponseBody).chunks[0];
     expect(hit.highlights!.join(' ')).toContain('<mark><b>warehouse</b></mark>');
-    const off = await searchChunks({ client: service.client(), headers: v2(), body: { query: 'warehouse', search_type: 'fulltext', highlight_options: { highlight_results: false } } });
+    const off = await searchChunks({
+      client: service.client(),
+      headers: v2(),
+      body: { query: 'warehouse', search_type: 'fulltext', highlight_options: { highlight_results: false } },
+    });
     expect((off.data as SearchResponseBody).chunks[0].highlights ?? []).toEqual([]);
   });
 });
 
 describe('API key default parameters', () => {
-  it('forces the key\'s filters and search type on every search', async () => {
+  it("forces the key's filters and search type on every search", async () => {
     const { data } = await createOrganizationApiKey({
       client: service.client(),
       headers: { 'SVC-Organization': orgId },

@@ -96,7 +96,8 @@ async function dataset(serverConfiguration: Record<string, unknown> = {}): Promi
 }
 
 const embeddingDataset = (baseUrl: string) => dataset({ EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4 });
-const addChunk = (datasetId: string, text = 'a kayak for two') => call('POST', '/api/chunk', { headers: { 'SVC-Dataset': datasetId }, body: { chunk_html: text } });
+const addChunk = (datasetId: string, text = 'a kayak for two') =>
+  call('POST', '/api/chunk', { headers: { 'SVC-Dataset': datasetId }, body: { chunk_html: text } });
 
 describe("tenants' embedding endpoints", () => {
   it('on a loopback address are refused with a 400 naming OUTBOUND_ALLOW_PRIVATE, and never connected to', async () => {
@@ -107,7 +108,7 @@ describe("tenants' embedding endpoints", () => {
     expect(embedRequests).toEqual([]);
   });
 
-  it('get no instance key; the operator\'s endpoint gets it', async () => {
+  it("get no instance key; the operator's endpoint gets it", async () => {
     embedRequests.length = 0;
     expect((await addChunk(await embeddingDataset(`${embed.replace('127.0.0.1', 'localhost')}/v1`))).status).toBe(200);
     expect((await addChunk(await embeddingDataset(`${embed}/operator/v1`))).status).toBe(200);
@@ -152,7 +153,7 @@ describe("tenants' reranking endpoints", () => {
     expect(reranker.requests).toEqual([]);
   });
 
-  it('get no instance key; the operator\'s endpoint gets it', async () => {
+  it("get no instance key; the operator's endpoint gets it", async () => {
     reranker.reset();
     expect((await rerank(reranker.baseUrl.replace('127.0.0.1', 'localhost'))).status).toBe(200);
     expect((await rerank(reranker.baseUrl)).status).toBe(200);
@@ -173,7 +174,9 @@ describe("tenants' reranking endpoints", () => {
 it("a webhook on a loopback address is not delivered, even under the operator's embedding endpoint", async () => {
   embedRequests.length = 0;
   const body = { event_type: 'file_uploaded', dataset_id: 'd', file_id: 'f', file_name: 'x', status: 'completed', chunks_created: 1, error: null } as const;
-  await expect(postWebhook(`${embed}/operator/v1/hook`, body, services.config.outbound)).rejects.toThrow(/127\.0\.0\.1 is a loopback address.*OUTBOUND_ALLOW_PRIVATE/);
+  await expect(postWebhook(`${embed}/operator/v1/hook`, body, services.config.outbound)).rejects.toThrow(
+    /127\.0\.0\.1 is a loopback address.*OUTBOUND_ALLOW_PRIVATE/,
+  );
   expect(embedRequests).toEqual([]);
 });
 
@@ -197,7 +200,12 @@ describe('log lines', () => {
     const link: string = (await call('GET', `/api/file/${fileId}`, { key: orgKey, headers: { 'SVC-Dataset': datasetId } })).body.s3_url;
     const signature = new URL(link).searchParams.get('signature')!;
     expect((await fetch(link)).status).toBe(200);
-    const scrapeId = (await services.store.db('crawl_requests').where({ id: await seedCrawl(services.store.db, datasetId) }).first('scrape_id')).scrape_id;
+    const scrapeId = (
+      await services.store
+        .db('crawl_requests')
+        .where({ id: await seedCrawl(services.store.db, datasetId) })
+        .first('scrape_id')
+    ).scrape_id;
     const crawlSecret = await crawlWebhookSecret(services, scrapeId);
     const page = {
       data: { html: '<p>Hello</p>', metadata: { title: 'Hello' } },

@@ -51,7 +51,11 @@ describe('GET /api/organization/{organization_id}', () => {
 
   it('needs admin or owner: a read key gets 403', async () => {
     const key = await newKey(orgId, 0);
-    const { response, error } = await getOrganization({ client: service.client(key), headers: { 'SVC-Organization': orgId }, path: { organization_id: orgId } });
+    const { response, error } = await getOrganization({
+      client: service.client(key),
+      headers: { 'SVC-Organization': orgId },
+      path: { organization_id: orgId },
+    });
     expect(response.status).toBe(403);
     expect(error!.message).toMatch(/admin/);
   });
@@ -161,9 +165,15 @@ describe('GET /api/chunk_group/tracking_id/{tracking_id}', () => {
   it('a read key may use it; a foreign key gets 404', async () => {
     await seedGroup(db(), dataset.id, { tracking_id: 'read-me' });
     const reader = await newKey(orgId, 0);
-    expect((await getGroupByTrackingId({ client: service.client(reader), headers: { 'SVC-Dataset': dataset.id }, path: { tracking_id: 'read-me' } })).response.status).toBe(200);
+    expect(
+      (await getGroupByTrackingId({ client: service.client(reader), headers: { 'SVC-Dataset': dataset.id }, path: { tracking_id: 'read-me' } })).response
+        .status,
+    ).toBe(200);
     const foreign = await newKey(otherOrgId, 2);
-    expect((await getGroupByTrackingId({ client: service.client(foreign), headers: { 'SVC-Dataset': dataset.id }, path: { tracking_id: 'read-me' } })).response.status).toBe(404);
+    expect(
+      (await getGroupByTrackingId({ client: service.client(foreign), headers: { 'SVC-Dataset': dataset.id }, path: { tracking_id: 'read-me' } })).response
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -174,7 +184,9 @@ describe('POST /api/chunk_group/chunk/{group_id}', () => {
     await seedChunk(db(), dataset.id, { tracking_id: 'chunk-b' });
     const headers = { 'SVC-Dataset': dataset.id };
     expect((await addChunkToGroup({ client: service.client(), headers, path: { group_id: groupId }, body: { chunk_id: chunkA } })).response.status).toBe(204);
-    expect((await addChunkToGroup({ client: service.client(), headers, path: { group_id: groupId }, body: { chunk_tracking_id: 'chunk-b' } })).response.status).toBe(204);
+    expect(
+      (await addChunkToGroup({ client: service.client(), headers, path: { group_id: groupId }, body: { chunk_tracking_id: 'chunk-b' } })).response.status,
+    ).toBe(204);
     expect((await addChunkToGroup({ client: service.client(), headers, path: { group_id: groupId }, body: { chunk_id: chunkA } })).response.status).toBe(204);
     expect(await db()('chunk_group_bookmarks').where({ group_id: groupId }).count<{ count: string }[]>('* as count')).toEqual([{ count: '2' }]);
   });

@@ -53,7 +53,10 @@ async function invite(organizationId: string, address: string, role: 0 | 1 | 2, 
 async function newMember(organizationId: string, role: 0 | 1 | 2, extra: Record<string, unknown> = {}) {
   const address = email('member');
   expect((await invite(organizationId, address, role, extra)).response.status).toBe(204);
-  const { data, response } = await createApiOnlyUser({ client: service.client(await newKey(organizationId, 2)), body: { user_email: address, user_name: 'Member' } });
+  const { data, response } = await createApiOnlyUser({
+    client: service.client(await newKey(organizationId, 2)),
+    body: { user_email: address, user_name: 'Member' },
+  });
   expect(response.status).toBe(200);
   return { userId: data!.user.id, key: data!.api_key, email: address };
 }
@@ -138,7 +141,11 @@ describe('POST /api/auth/create_api_only_user', () => {
     expect(data!.user.user_orgs).toEqual([expect.objectContaining({ organization_id: data!.organization_id, role: 2 })]);
     expect(data!.user.orgs).toEqual([expect.objectContaining({ id: data!.organization_id, name: 'Founder' })]);
 
-    const org = await getOrganization({ client: service.client(data!.api_key), headers: { 'SVC-Organization': data!.organization_id }, path: { organization_id: data!.organization_id } });
+    const org = await getOrganization({
+      client: service.client(data!.api_key),
+      headers: { 'SVC-Organization': data!.organization_id },
+      path: { organization_id: data!.organization_id },
+    });
     expect(org.response.status).toBe(200);
     expect(org.data!.plan).toMatchObject({ name: 'Self-hosted' });
     const me = await getMe({ client: service.client(data!.api_key) });
@@ -188,7 +195,13 @@ describe('POST /api/auth/create_api_only_user', () => {
     expect(memberships[org]).toMatchObject({ role: 1, scopes });
     expect(memberships[elsewhere]).toMatchObject({ role: 0 });
     expect(await db()('invitations').whereRaw('lower(email) = ?', [address]).pluck('used')).toEqual([true, true]);
-    expect((await db()('api_keys').where({ key_hash: hashOf(data!.api_key) }).first()).role).toBe(1);
+    expect(
+      (
+        await db()('api_keys')
+          .where({ key_hash: hashOf(data!.api_key) })
+          .first()
+      ).role,
+    ).toBe(1);
 
     // The member's scopes bind the key.
     expect((await getOrganizationApiKeys({ client: service.client(data!.api_key), headers: { 'SVC-Organization': org } })).response.status).toBe(200);
@@ -353,7 +366,7 @@ describe('PUT /api/user', () => {
     expect((await db()('user_organizations').where({ user_id: member.userId, organization_id: org }).first()).scopes).toEqual(['PUT /api/user']);
   });
 
-  it("a key stops working when its user leaves the organization", async () => {
+  it('a key stops working when its user leaves the organization', async () => {
     const org = await newOrg('Leaving');
     const member = await newMember(org, 1);
     await db()('user_organizations').where({ user_id: member.userId, organization_id: org }).del();
@@ -501,9 +514,15 @@ describe('invitations', () => {
     const org = await newOrg('Listing');
     const other = await newOrg('Not mine');
     const reader = await newKey(org, 0);
-    expect((await getInvitations({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(404);
-    expect((await getInvitations({ client: service.client(reader), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status).toBe(404);
-    expect((await getInvitations({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(400);
+    expect(
+      (await getInvitations({ client: service.client(reader), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status,
+    ).toBe(404);
+    expect(
+      (await getInvitations({ client: service.client(reader), headers: { 'SVC-Organization': other }, path: { organization_id: other } })).response.status,
+    ).toBe(404);
+    expect((await getInvitations({ client: service.client(), headers: { 'SVC-Organization': org }, path: { organization_id: other } })).response.status).toBe(
+      400,
+    );
     expect((await raw('GET', '/api/invitations/nope', reader, undefined, org)).status).toBe(400);
   });
 
@@ -529,7 +548,11 @@ describe('invitations', () => {
 });
 
 async function keyIdOf(key: string): Promise<string> {
-  return (await db()('api_keys').where({ key_hash: hashOf(key) }).first()).id;
+  return (
+    await db()('api_keys')
+      .where({ key_hash: hashOf(key) })
+      .first()
+  ).id;
 }
 
 function hashOf(key: string): string {

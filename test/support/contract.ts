@@ -59,7 +59,10 @@ function checkAgainstContract(method: string, url: string, status: number, body:
   let responsePointer = `#/paths/${pointer(found.template, method.toLowerCase(), 'responses', String(status))}`;
   if (response.$ref) {
     responsePointer = response.$ref;
-    response = response.$ref.replace(/^#\//, '').split('/').reduce((at: Json, part: string) => at[part], doc);
+    response = response.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((at: Json, part: string) => at[part], doc);
   }
   const schema = response.content?.['application/json']?.schema;
   if (!schema) {

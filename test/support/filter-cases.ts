@@ -3,7 +3,6 @@
 // by the search-level suite that runs each case through every search type and lexical engine.
 import type * as T from '../../generated/client/types.gen.js';
 
-
 export const PARIS = { lat: 48.8566, lon: 2.3522 };
 export const VERSAILLES = { lat: 48.8049, lon: 2.1204 }; // 17.9 km from Paris
 export const LONDON = { lat: 51.5074, lon: -0.1278 }; // 344 km from Paris
@@ -30,7 +29,14 @@ export const CHUNKS: Fixture[] = [
   {
     tracking_id: 'paris',
     tag_set: ['news', 'france'],
-    metadata: { category: 'travel', rating: 4.5, tags: ['museum', 'food'], author: { name: 'Ann', country: 'FR' }, published: '2024-03-01T10:00:00Z', featured: true },
+    metadata: {
+      category: 'travel',
+      rating: 4.5,
+      tags: ['museum', 'food'],
+      author: { name: 'Ann', country: 'FR' },
+      published: '2024-03-01T10:00:00Z',
+      featured: true,
+    },
     num_value: 10,
     weight: 1,
     time_stamp: '2024-01-15 08:00:00',
@@ -150,7 +156,11 @@ export const CASES: Case[] = [
   ['num_value range', field({ field: 'num_value', range: { gte: 10, lt: 40 } }), ['london', 'paris', 'versailles']],
   ['num_value range gt', field({ field: 'num_value', range: { gt: 40 } }), ['null-tags', 'numbers', 'nyc']],
   ['num_value range lte', field({ field: 'num_value', range: { lte: 0 } }), ['suva', 'sydney']],
-  ['must_not num_value range keeps chunks without one', { must_not: [{ field: 'num_value', range: { gte: 0 } }] }, ['big', 'booleans', 'dates', 'deep', 'sydney', 'untagged']],
+  [
+    'must_not num_value range keeps chunks without one',
+    { must_not: [{ field: 'num_value', range: { gte: 0 } }] },
+    ['big', 'booleans', 'dates', 'deep', 'sydney', 'untagged'],
+  ],
   ['two operators must both hold', field({ field: 'num_value', match_any: [10, 20, 30], range: { gt: 15 } }), ['london', 'versailles']],
   ['weight range', field({ field: 'weight', range: { gte: 2 } }), ['numbers', 'versailles']],
   ['weight range between', field({ field: 'weight', range: { gt: 0, lt: 2 } }), ['paris']],
@@ -163,7 +173,11 @@ export const CASES: Case[] = [
   ['time_stamp prefixes', field({ field: 'time_stamp', date_range: { gte: '2024', lt: '2024-02' } }), ['paris']],
   ['time_stamp in the contract form', field({ field: 'time_stamp', date_range: { lte: '2023-12-31 23:59:59.000' } }), ['lyon']],
   ['time_stamp microseconds', field({ field: 'time_stamp', date_range: { gt: '2023-12-31 23:59:58.999999', lt: '2024-01-01' } }), ['lyon']],
-  ['must_not time_stamp keeps chunks without one', { must_not: [{ field: 'time_stamp', date_range: { gte: '2024-01-01' } }] }, except('dates', 'london', 'nyc', 'paris', 'versailles')],
+  [
+    'must_not time_stamp keeps chunks without one',
+    { must_not: [{ field: 'time_stamp', date_range: { gte: '2024-01-01' } }] },
+    except('dates', 'london', 'nyc', 'paris', 'versailles'),
+  ],
   ['created_at', field({ field: 'created_at', date_range: { gte: '2025-01-14' } }), ['big', 'dates']],
   ['created_at with an offset', field({ field: 'created_at', date_range: { lt: '2025-01-02T13:30:00+01:00' } }), ['paris', 'versailles']],
   ['created_at between', field({ field: 'created_at', date_range: { gt: '2025-01-03 12:00:00', lte: '2025-01-05T12:00:00.000Z' } }), ['lyon', 'nyc']],
@@ -172,22 +186,60 @@ export const CASES: Case[] = [
   ['geo_radius 1 km', field({ field: 'location', geo_radius: { center: PARIS, radius: 1_000 } }), ['paris']],
   ['geo_radius 360 km', field({ field: 'location', geo_radius: { center: PARIS, radius: 360_000 } }), ['london', 'paris', 'versailles']],
   ['geo_radius 0 at the point', field({ field: 'location', geo_radius: { center: NYC, radius: 0 } }), ['nyc']],
-  ['geo_bounding_box', field({ field: 'location', geo_bounding_box: { top_left: { lat: 52, lon: -1 }, bottom_right: { lat: 48, lon: 3 } } }), ['london', 'paris', 'versailles']],
-  ['geo_bounding_box across the antimeridian', field({ field: 'location', geo_bounding_box: { top_left: { lat: -10, lon: 170 }, bottom_right: { lat: -20, lon: -170 } } }), ['apia', 'suva']],
+  [
+    'geo_bounding_box',
+    field({ field: 'location', geo_bounding_box: { top_left: { lat: 52, lon: -1 }, bottom_right: { lat: 48, lon: 3 } } }),
+    ['london', 'paris', 'versailles'],
+  ],
+  [
+    'geo_bounding_box across the antimeridian',
+    field({ field: 'location', geo_bounding_box: { top_left: { lat: -10, lon: 170 }, bottom_right: { lat: -20, lon: -170 } } }),
+    ['apia', 'suva'],
+  ],
   // Lyon is inside the triangle's bounding box but not the triangle.
-  ['geo_polygon triangle', field({ field: 'location', geo_polygon: { exterior: [{ lat: 50, lon: 0 }, { lat: 50, lon: 6 }, { lat: 44, lon: 0 }] } }), ['paris', 'versailles']],
+  [
+    'geo_polygon triangle',
+    field({
+      field: 'location',
+      geo_polygon: {
+        exterior: [
+          { lat: 50, lon: 0 },
+          { lat: 50, lon: 6 },
+          { lat: 44, lon: 0 },
+        ],
+      },
+    }),
+    ['paris', 'versailles'],
+  ],
   [
     'geo_polygon closed, with a hole around Paris',
     field({
       field: 'location',
       geo_polygon: {
-        exterior: [{ lat: 51.2, lon: -5 }, { lat: 51.2, lon: 8 }, { lat: 42, lon: 8 }, { lat: 42, lon: -5 }, { lat: 51.2, lon: -5 }],
-        interior: [[{ lat: 48.9, lon: 2.25 }, { lat: 48.9, lon: 2.45 }, { lat: 48.83, lon: 2.45 }, { lat: 48.83, lon: 2.25 }]],
+        exterior: [
+          { lat: 51.2, lon: -5 },
+          { lat: 51.2, lon: 8 },
+          { lat: 42, lon: 8 },
+          { lat: 42, lon: -5 },
+          { lat: 51.2, lon: -5 },
+        ],
+        interior: [
+          [
+            { lat: 48.9, lon: 2.25 },
+            { lat: 48.9, lon: 2.45 },
+            { lat: 48.83, lon: 2.45 },
+            { lat: 48.83, lon: 2.25 },
+          ],
+        ],
       },
     }),
     ['lyon', 'versailles'],
   ],
-  ['must_not geo keeps chunks without a location', { must_not: [{ field: 'location', geo_radius: { center: PARIS, radius: 20_000 } }] }, except('paris', 'versailles')],
+  [
+    'must_not geo keeps chunks without a location',
+    { must_not: [{ field: 'location', geo_radius: { center: PARIS, radius: 20_000 } }] },
+    except('paris', 'versailles'),
+  ],
 
   ['metadata string', field({ field: 'metadata.category', match_any: ['travel'] }), ['apia', 'paris', 'suva', 'sydney', 'versailles']],
   ['metadata strings compare exactly', field({ field: 'metadata.category', match_any: ['Travel'] }), ['deep']],
@@ -216,14 +268,22 @@ export const CASES: Case[] = [
   ['metadata range on an integer', field({ field: 'metadata.count', range: { gte: 100 } }), ['nyc']],
   ['metadata range on a huge number', field({ field: 'metadata.huge', range: { gt: 1e200 } }), ['big']],
   ['metadata range on an overlong numeric string', field({ field: 'metadata.longdigits', range: { gt: 0 } }), []],
-  ['metadata date_range across zones', field({ field: 'metadata.published', date_range: { gte: '2024-03-01T10:00:00Z', lte: '2024-03-01T10:00:00Z' } }), ['london', 'paris']],
+  [
+    'metadata date_range across zones',
+    field({ field: 'metadata.published', date_range: { gte: '2024-03-01T10:00:00Z', lte: '2024-03-01T10:00:00Z' } }),
+    ['london', 'paris'],
+  ],
   ['metadata date_range skips non-dates', field({ field: 'metadata.published', date_range: { lt: '2024-03-01T10:00:00' } }), ['dates', 'lyon']],
   ['metadata date_range over an array', field({ field: 'metadata.events', date_range: { gt: '2025-01-01' } }), ['dates']],
   ['metadata boolean true', field({ field: 'metadata.featured', boolean: true }), ['paris', 'sydney']],
   ['metadata boolean false', field({ field: 'metadata.featured', boolean: false }), ['versailles']],
   ['metadata boolean in an array', field({ field: 'metadata.flags', boolean: false }), ['booleans']],
   ['metadata "true" as text matches booleans too', field({ field: 'metadata.featured', match_any: ['true'] }), ['booleans', 'paris', 'sydney']],
-  ['must_not metadata keeps chunks without the key', { must_not: [{ field: 'metadata.category', match_any: ['travel'] }] }, except('apia', 'paris', 'suva', 'sydney', 'versailles')],
+  [
+    'must_not metadata keeps chunks without the key',
+    { must_not: [{ field: 'metadata.category', match_any: ['travel'] }] },
+    except('apia', 'paris', 'suva', 'sydney', 'versailles'),
+  ],
 
   ['group_tracking_ids', field({ field: 'group_tracking_ids', match_any: ['g-news'] }), ['london', 'nyc', 'paris']],
   ['group_tracking_ids of two', field({ field: 'group_tracking_ids', match_any: ['g-food', 'g-travel'] }), ['lyon', 'nyc', 'paris', 'versailles']],
@@ -234,24 +294,63 @@ export const CASES: Case[] = [
   ['group_ids match_all', () => field({ field: 'group_ids', match_all: [ids['g-news'], ids['g-food'].toUpperCase()] }), ['nyc']],
   ['must_not group', { must_not: [{ field: 'group_tracking_ids', match_any: ['g-news'] }] }, except('london', 'nyc', 'paris')],
 
-  ['must: all hold', { must: [{ field: 'tag_set', match_any: ['france'] }, { field: 'num_value', range: { gte: 20 } }] }, ['lyon', 'versailles']],
-  ['should: one holds', { should: [{ field: 'tag_set', match_any: ['uk'] }, { field: 'tag_set', match_any: ['au'] }] }, ['london', 'sydney']],
+  [
+    'must: all hold',
+    {
+      must: [
+        { field: 'tag_set', match_any: ['france'] },
+        { field: 'num_value', range: { gte: 20 } },
+      ],
+    },
+    ['lyon', 'versailles'],
+  ],
+  [
+    'should: one holds',
+    {
+      should: [
+        { field: 'tag_set', match_any: ['uk'] },
+        { field: 'tag_set', match_any: ['au'] },
+      ],
+    },
+    ['london', 'sydney'],
+  ],
   [
     'must and should',
-    { must: [{ field: 'metadata.category', match_any: ['travel'] }], should: [{ field: 'tag_set', match_any: ['islands'] }, { field: 'num_value', range: { gt: 15 } }] },
+    {
+      must: [{ field: 'metadata.category', match_any: ['travel'] }],
+      should: [
+        { field: 'tag_set', match_any: ['islands'] },
+        { field: 'num_value', range: { gt: 15 } },
+      ],
+    },
     ['apia', 'suva', 'versailles'],
   ],
-  ['must_not: none holds', { must_not: [{ field: 'tag_set', match_any: ['news'] }, { field: 'metadata.category', match_any: ['travel'] }] }, ['big', 'booleans', 'dates', 'deep', 'lyon', 'null-tags', 'numbers', 'untagged']],
-  ['must and must_not', { must: [{ field: 'tag_set', match_any: ['france'] }], must_not: [{ field: 'group_tracking_ids', match_any: ['g-travel'] }] }, ['lyon']],
+  [
+    'must_not: none holds',
+    {
+      must_not: [
+        { field: 'tag_set', match_any: ['news'] },
+        { field: 'metadata.category', match_any: ['travel'] },
+      ],
+    },
+    ['big', 'booleans', 'dates', 'deep', 'lyon', 'null-tags', 'numbers', 'untagged'],
+  ],
+  [
+    'must and must_not',
+    { must: [{ field: 'tag_set', match_any: ['france'] }], must_not: [{ field: 'group_tracking_ids', match_any: ['g-travel'] }] },
+    ['lyon'],
+  ],
   [
     'must, should and must_not',
     () => ({
       must: [{ field: 'location', geo_radius: { center: PARIS, radius: 500_000 } }],
-      should: [{ field: 'metadata.featured', boolean: true }, { field: 'group_tracking_ids', match_any: ['g-news'] }],
+      should: [
+        { field: 'metadata.featured', boolean: true },
+        { field: 'group_tracking_ids', match_any: ['g-news'] },
+      ],
       must_not: [{ ids: [ids.paris] }],
     }),
     ['london'],
   ],
   ['should mixing id and field conditions', { should: [{ tracking_ids: ['suva'] }, { field: 'metadata.a.b.c', match_any: ['deep-value'] }] }, ['deep', 'suva']],
 ];
-

@@ -118,7 +118,8 @@ function readReports(dir: string): Pick<FuzzResult, 'requests' | 'operations' | 
   for (const line of lines) {
     const event: Json = JSON.parse(line);
     const finished = event.ScenarioFinished;
-    if (event.NonFatalError) errors.push(`${event.NonFatalError.label ?? ''}: ${event.NonFatalError.info?.message ?? JSON.stringify(event.NonFatalError).slice(0, 500)}`);
+    if (event.NonFatalError)
+      errors.push(`${event.NonFatalError.label ?? ''}: ${event.NonFatalError.info?.message ?? JSON.stringify(event.NonFatalError).slice(0, 500)}`);
     if (!finished) continue;
     const recorder: Json = finished.recorder ?? {};
     requests += Object.keys(recorder.interactions ?? {}).length;

@@ -2,17 +2,23 @@
 import type { Knex } from 'knex';
 
 export async function seedDataset(db: Knex, organizationId: string, fields: { tracking_id?: string; name?: string } = {}) {
-  const [row] = await db('datasets').insert({ organization_id: organizationId, name: fields.name ?? 'docs', tracking_id: fields.tracking_id ?? null }).returning('*');
+  const [row] = await db('datasets')
+    .insert({ organization_id: organizationId, name: fields.name ?? 'docs', tracking_id: fields.tracking_id ?? null })
+    .returning('*');
   return row as { id: string; tracking_id: string | null };
 }
 
 export async function seedChunk(db: Knex, datasetId: string, fields: { tracking_id?: string; chunk_html?: string } = {}) {
-  const [row] = await db('chunks').insert({ dataset_id: datasetId, chunk_html: 'some text', ...fields }).returning('id');
+  const [row] = await db('chunks')
+    .insert({ dataset_id: datasetId, chunk_html: 'some text', ...fields })
+    .returning('id');
   return row.id as string;
 }
 
 export async function seedGroup(db: Knex, datasetId: string, fields: { tracking_id?: string; name?: string; file_id?: string; tag_set?: string[] } = {}) {
-  const [row] = await db('chunk_groups').insert({ dataset_id: datasetId, name: 'group', ...fields }).returning('id');
+  const [row] = await db('chunk_groups')
+    .insert({ dataset_id: datasetId, name: 'group', ...fields })
+    .returning('id');
   return row.id as string;
 }
 
@@ -40,7 +46,15 @@ export async function seedCrawl(db: Knex, datasetId: string, fields: { url?: str
 export async function seedRagQuery(
   db: Knex,
   datasetId: string,
-  fields: { user_message?: string; top_score?: number; hallucination_score?: number; query_rating?: number; created_at?: Date; component_name?: string; has_clicks?: boolean } = {},
+  fields: {
+    user_message?: string;
+    top_score?: number;
+    hallucination_score?: number;
+    query_rating?: number;
+    created_at?: Date;
+    component_name?: string;
+    has_clicks?: boolean;
+  } = {},
 ) {
   const [row] = await db('rag_queries')
     .insert({

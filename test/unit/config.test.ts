@@ -36,9 +36,9 @@ describe('loadConfig', () => {
   });
 
   it('lists the secret values of an environment, for the logger to strip', () => {
-    expect(
-      secretValues({ ADMIN_API_KEY: 'admin-secret-123456', TYPESENSE_API_KEY: 'ts', DATABASE_URL: 'postgres://u:p%40ss@h/db', PORT: '1' }).sort(),
-    ).toEqual(['admin-secret-123456', 'p%40ss', 'p@ss', 'ts']);
+    expect(secretValues({ ADMIN_API_KEY: 'admin-secret-123456', TYPESENSE_API_KEY: 'ts', DATABASE_URL: 'postgres://u:p%40ss@h/db', PORT: '1' }).sort()).toEqual(
+      ['admin-secret-123456', 'p%40ss', 'p@ss', 'ts'],
+    );
   });
 
   it('reads the upload limit and the public address', () => {

@@ -93,15 +93,23 @@ describe('OpenAI-compatible endpoint', () => {
     const elsewhere: OutboundSettings = { ...tenant, embedding: { baseUrl: 'https://embeddings.example.com/v1', apiKey: 'instance-key' } };
     await embedder(elsewhere).embed(['abc'], 'document');
     // Another path of the same server is another endpoint too.
-    await embedderFor({ ...settings(), EMBEDDING_BASE_URL: baseUrl.replace(/\/v1$/, '/tenant') }, { ...tenant, embedding: { baseUrl, apiKey: 'instance-key' } }).embed(['abc'], 'document');
+    await embedderFor(
+      { ...settings(), EMBEDDING_BASE_URL: baseUrl.replace(/\/v1$/, '/tenant') },
+      { ...tenant, embedding: { baseUrl, apiKey: 'instance-key' } },
+    ).embed(['abc'], 'document');
     expect(requests.map((r) => r.auth)).toEqual([undefined, undefined]);
   });
 
   it('refuses a loopback endpoint the operator does not allow, at once, naming OUTBOUND_ALLOW_PRIVATE', async () => {
     requests.length = 0;
-    const failure = await embedder(STRICT_OUTBOUND).embed(['abc'], 'document').catch((e: unknown) => e);
+    const failure = await embedder(STRICT_OUTBOUND)
+      .embed(['abc'], 'document')
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(EmbeddingError);
-    expect(failure).toMatchObject({ transient: false, message: expect.stringMatching(/was not called: 127\.0\.0\.1 is a loopback address.*OUTBOUND_ALLOW_PRIVATE/) });
+    expect(failure).toMatchObject({
+      transient: false,
+      message: expect.stringMatching(/was not called: 127\.0\.0\.1 is a loopback address.*OUTBOUND_ALLOW_PRIVATE/),
+    });
     expect(requests).toEqual([]);
   });
 
@@ -136,11 +144,15 @@ describe('OpenAI-compatible endpoint', () => {
     mode = 'ok';
     failuresLeft = 4;
     requests.length = 0;
-    const failure = await embedder().embed(['abc'], 'document').catch((e: unknown) => e);
+    const failure = await embedder()
+      .embed(['abc'], 'document')
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(EmbeddingError);
     expect(failure).toMatchObject({ transient: true, message: expect.stringMatching(/answered 503/) });
     expect(requests).toHaveLength(4);
-    const dead = await embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }, tenant).embed(['abc'], 'document').catch((e: unknown) => e);
+    const dead = await embedderFor({ ...settings(), EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1' }, tenant)
+      .embed(['abc'], 'document')
+      .catch((e: unknown) => e);
     expect(dead).toMatchObject({ transient: true });
   }, 20_000);
 });

@@ -10,7 +10,9 @@ import { projectPath } from '../../scripts/contract/paths.js';
 
 async function listFiles(dir: string, base = dir): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(entries.map((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name))])));
+  const nested = await Promise.all(
+    entries.map((e) => (e.isDirectory() ? listFiles(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name))])),
+  );
   return nested.flat().sort();
 }
 

@@ -61,7 +61,10 @@ describe('rankGroups', () => {
 });
 
 describe('fillGroups', () => {
-  const short = [{ groupId: 'g1', hits: hits('c1') }, { groupId: 'g2', hits: hits('c2', 'c3', 'c4', 'c5') }];
+  const short = [
+    { groupId: 'g1', hits: hits('c1') },
+    { groupId: 'g2', hits: hits('c2', 'c3', 'c4', 'c5') },
+  ];
 
   it('completes a group short of chunks from a search restricted to it, unless the window held every hit', async () => {
     const asked: string[] = [];
@@ -82,6 +85,9 @@ describe('fillGroups', () => {
 
   it('shows groups without chunks for group size 0', async () => {
     const filled = await fillGroups(short, 0, false, async () => hits('x'));
-    expect(filled).toEqual([{ groupId: 'g1', hits: [] }, { groupId: 'g2', hits: [] }]);
+    expect(filled).toEqual([
+      { groupId: 'g1', hits: [] },
+      { groupId: 'g2', hits: [] },
+    ]);
   });
 });

@@ -49,10 +49,20 @@ describe('defaults', () => {
     ['missing', undefined],
     ['null', null],
     ['empty', {}],
-    ['all null', {
-      highlight_results: null, highlight_strategy: null, highlight_delimiters: null, highlight_threshold: null,
-      highlight_max_length: null, highlight_max_num: null, highlight_window: null, pre_tag: null, post_tag: null,
-    }],
+    [
+      'all null',
+      {
+        highlight_results: null,
+        highlight_strategy: null,
+        highlight_delimiters: null,
+        highlight_threshold: null,
+        highlight_max_length: null,
+        highlight_max_num: null,
+        highlight_window: null,
+        pre_tag: null,
+        post_tag: null,
+      },
+    ],
   ])('apply when the options are %s', (_name, options) => {
     const html = 'Refund policy. Refunds take five days, refund now! Call us? No refund\nrefund later. Last refund';
     expect(h(html, 'refund', options)).toEqual({
@@ -142,8 +152,12 @@ describe('highlight_strategy v1', () => {
     ['keeps stop words inside an n-gram', 'the terms of service', 'terms of service', `the ${m('terms of service')}`],
     ['never ends a span on a stop word', 'the terms of use', 'terms of service', `the ${m('terms')} of use`],
     ['follows the query’s word order', 'policy refund', 'refund policy', `${m('policy')} ${m('refund')}`],
-    ['prefers the longest n-gram', 'return policy and refund policy details', 'refund policy details',
-      `return ${m('policy')} and ${m('refund policy details')}`],
+    [
+      'prefers the longest n-gram',
+      'return policy and refund policy details',
+      'refund policy details',
+      `return ${m('policy')} and ${m('refund policy details')}`,
+    ],
     ['does not join words across an excluded one', 'refund policy', 'refund -x policy', `${m('refund')} ${m('policy')}`],
   ])('%s', (_name, html, query, expected) => {
     expect(h(html, query, v1).chunk_html).toBe(expected);
@@ -177,9 +191,7 @@ describe('highlight_threshold', () => {
   });
 
   it('a passage without any match never qualifies, even at threshold 0', () => {
-    expect(h('Nothing here. Refund there.', 'refund', { highlight_strategy: 'v1', highlight_threshold: 0 }).highlights).toEqual([
-      `${m('Refund')} there.`,
-    ]);
+    expect(h('Nothing here. Refund there.', 'refund', { highlight_strategy: 'v1', highlight_threshold: 0 }).highlights).toEqual([`${m('Refund')} there.`]);
   });
 });
 
@@ -205,9 +217,7 @@ describe('highlight_delimiters', () => {
   it('treats block elements as line breaks and inline elements as part of the word', () => {
     const result = h('<p>Refund here</p><p>policy there</p>re<b>fund</b> policy', 'refund policy', { highlight_strategy: 'v1', highlight_max_num: 5 });
     expect(result.highlights).toEqual([m('refund policy'), `${m('Refund')} here`, `${m('policy')} there`]);
-    expect(result.chunk_html).toBe(
-      `<p>${m('Refund')} here</p><p>${m('policy')} there</p>${PRE}re${POST}<b>${m('fund')}</b> ${m('policy')}`,
-    );
+    expect(result.chunk_html).toBe(`<p>${m('Refund')} here</p><p>${m('policy')} there</p>${PRE}re${POST}<b>${m('fund')}</b> ${m('policy')}`);
   });
 
   it('splits at <br>', () => {
@@ -274,12 +284,8 @@ describe('highlight_window', () => {
   });
 
   it('cuts a span that crosses the window', () => {
-    expect(h('a b c d refund policy now', 'refund policy', { highlight_strategy: 'v1', highlight_window: 2 }).highlights).toEqual([
-      `d ${m('refund')}`,
-    ]);
-    expect(h('a b c d refund policy now', 'refund policy', { highlight_strategy: 'v1', highlight_window: 3 }).highlights).toEqual([
-      `d ${m('refund policy')}`,
-    ]);
+    expect(h('a b c d refund policy now', 'refund policy', { highlight_strategy: 'v1', highlight_window: 2 }).highlights).toEqual([`d ${m('refund')}`]);
+    expect(h('a b c d refund policy now', 'refund policy', { highlight_strategy: 'v1', highlight_window: 3 }).highlights).toEqual([`d ${m('refund policy')}`]);
   });
 
   it('does not change the chunk', () => {
@@ -332,10 +338,13 @@ describe('HTML', () => {
     ['marks an entity whole', 'caf&eacute; and caf&#233;', 'café', `${m('caf&eacute;')} and ${m('caf&#233;')}`],
     ['never matches inside an entity', 'Tom &amp; Jerry&nbsp;here', 'amp nbsp', null],
     ['matches words on either side of an entity', 'AT&amp;T and Tom&amp;Jerry', 'at&t jerry', `${m('AT&amp;T')} and Tom&amp;${m('Jerry')}`],
-    ['leaves comments, scripts and styles alone', '<!-- refund --><script>var refund = 1</script><style>.refund{}</style>refund',
-      'refund', `<!-- refund --><script>var refund = 1</script><style>.refund{}</style>${m('refund')}`],
-    ['splits a span at element boundaries', '<b>refund</b> <i>policy</i>', 'refund policy',
-      `<b>${m('refund')}</b> <i>${m('policy')}</i>`],
+    [
+      'leaves comments, scripts and styles alone',
+      '<!-- refund --><script>var refund = 1</script><style>.refund{}</style>refund',
+      'refund',
+      `<!-- refund --><script>var refund = 1</script><style>.refund{}</style>${m('refund')}`,
+    ],
+    ['splits a span at element boundaries', '<b>refund</b> <i>policy</i>', 'refund policy', `<b>${m('refund')}</b> <i>${m('policy')}</i>`],
     ['marks across entities inside one span', 'refund&nbsp;policy', 'refund policy', m('refund&nbsp;policy')],
     ['keeps unbalanced tags', '<b>unbalanced refund <i>policy', 'refund policy', `<b>unbalanced ${m('refund')} <i>${m('policy')}`],
     ['keeps a stray closing tag', 'refund</b></div> policy', 'refund', `${m('refund')}</b></div> policy`],

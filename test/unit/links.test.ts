@@ -6,8 +6,18 @@ import { crawlWebhookSecret, signedLink, verifyLink, type SigningServices } from
 import { HttpError } from '../../server/errors.js';
 
 /** A database that fails any use: with URL_SIGNING_SECRET set, signing must not read it. */
-const noDatabase = new Proxy({}, { get: () => { throw new Error('the database was used'); } }) as unknown as Knex;
-const servicesWith = (secret: string): SigningServices => ({ store: { db: noDatabase }, config: { urlSigningSecret: secret, publicUrl: 'https://search.example.com', port: 8090 } });
+const noDatabase = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('the database was used');
+    },
+  },
+) as unknown as Knex;
+const servicesWith = (secret: string): SigningServices => ({
+  store: { db: noDatabase },
+  config: { urlSigningSecret: secret, publicUrl: 'https://search.example.com', port: 8090 },
+});
 const FILE = '6f1c1d38-2f53-4bde-9d2a-3f4b8a1c0e11';
 const queryOf = (link: string) => Object.fromEntries(new URL(link).searchParams);
 

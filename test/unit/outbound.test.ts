@@ -33,7 +33,12 @@ beforeEach(() => {
   received.length = 0;
 });
 
-const settings = (allowPrivate: string[], more: Partial<OutboundSettings> = {}): OutboundSettings => ({ allowPrivate, embedding: null, reranker: null, ...more });
+const settings = (allowPrivate: string[], more: Partial<OutboundSettings> = {}): OutboundSettings => ({
+  allowPrivate,
+  embedding: null,
+  reranker: null,
+  ...more,
+});
 const get = (outbound: OutboundSettings, url: string, credential?: 'embedding' | 'reranker') => outboundFetch(outbound, url, { timeoutMs: 5000, credential });
 const local = (path: string, host = '127.0.0.1') => `http://${host}:${port}${path}`;
 const redirectTo = (status: number, to: string) => `/redirect/${status}?to=${encodeURIComponent(to)}`;
@@ -120,7 +125,11 @@ describe('redirects', () => {
 });
 
 describe("the instance's keys", () => {
-  const operator = () => settings([], { embedding: { baseUrl: local('/operator/v1/'), apiKey: 'instance-embedding-key' }, reranker: { baseUrl: local('/rerank-op'), apiKey: 'instance-reranker-key' } });
+  const operator = () =>
+    settings([], {
+      embedding: { baseUrl: local('/operator/v1/'), apiKey: 'instance-embedding-key' },
+      reranker: { baseUrl: local('/rerank-op'), apiKey: 'instance-reranker-key' },
+    });
 
   it("go to the operator's endpoint, which is reached although private", async () => {
     expect((await get(operator(), local('/operator/v1/embeddings'), 'embedding')).status).toBe(200);

@@ -18,7 +18,7 @@ describe('idf', () => {
 });
 
 describe('tsqueryTerms', () => {
-  it("reads each quoted lexeme once, with its prefix mark, whatever the operators", () => {
+  it('reads each quoted lexeme once, with its prefix mark, whatever the operators', () => {
     expect(tsqueryTerms("'two' <-> 'year' & 'warranti' | 'refun':*")).toEqual([
       { lexeme: 'two', prefix: false },
       { lexeme: 'year', prefix: false },
@@ -41,7 +41,12 @@ describe('tsqueryTerms', () => {
   });
 
   it('reads back the one-term tsqueries lexemeQuery writes', () => {
-    for (const term of [{ lexeme: "o'neil", prefix: false }, { lexeme: 'a\\b', prefix: true }, { lexeme: 'plain', prefix: false }]) expect(tsqueryTerms(lexemeQuery(term))).toEqual([term]);
+    for (const term of [
+      { lexeme: "o'neil", prefix: false },
+      { lexeme: 'a\\b', prefix: true },
+      { lexeme: 'plain', prefix: false },
+    ])
+      expect(tsqueryTerms(lexemeQuery(term))).toEqual([term]);
     expect(lexemeQuery({ lexeme: "it's", prefix: true })).toBe("'it''s':*");
   });
 });
@@ -74,7 +79,12 @@ describe('rankWeights', () => {
       { label: 'A', lexemes: ['rare'] },
       { label: 'B', lexemes: ['middle'] },
     ]);
-    for (const [lexeme, weight] of [['rare', 6], ['middle', 2], ['common', 0.5]] as const) expect(weightOf(w, lexeme)).toBeCloseTo(weight, 12);
+    for (const [lexeme, weight] of [
+      ['rare', 6],
+      ['middle', 2],
+      ['common', 0.5],
+    ] as const)
+      expect(weightOf(w, lexeme)).toBeCloseTo(weight, 12);
     for (const x of w.weights) expect(x).toBeLessThanOrEqual(1);
   });
 
@@ -100,7 +110,12 @@ describe('rankWeights', () => {
 });
 
 describe('bm25 over candidates', () => {
-  const doc = (id: string, length: number, tf: Record<string, number>, prefixes: string[] = []): Bm25Document => ({ id, length, tf: new Map(Object.entries(tf)), prefixes: new Set(prefixes) });
+  const doc = (id: string, length: number, tf: Record<string, number>, prefixes: string[] = []): Bm25Document => ({
+    id,
+    length,
+    tf: new Map(Object.entries(tf)),
+    prefixes: new Set(prefixes),
+  });
   const order = (scored: { id: string; score: number }[]) => [...scored].sort((a, b) => b.score - a.score).map((s) => s.id);
 
   it('ranks a rare term above a common one repeated', () => {
@@ -127,7 +142,10 @@ describe('bm25 over candidates', () => {
   it('takes a count at least the candidates holding the term, and multiplies boosted terms', () => {
     const docs = [doc('a', 10, { x: 1 }), doc('b', 10, { x: 1 })];
     // Counted in 0 documents (a count of another form of the word), yet two candidates hold it.
-    expect(bm25(docs, [{ lexeme: 'x', prefix: false, found: 0 }], 100)[0].score).toBeCloseTo(bm25(docs, [{ lexeme: 'x', prefix: false, found: 2 }], 100)[0].score, 12);
+    expect(bm25(docs, [{ lexeme: 'x', prefix: false, found: 0 }], 100)[0].score).toBeCloseTo(
+      bm25(docs, [{ lexeme: 'x', prefix: false, found: 2 }], 100)[0].score,
+      12,
+    );
     const plain = bm25(docs, [{ lexeme: 'x', prefix: false, found: 5 }], 100)[0].score;
     expect(bm25(docs, [{ lexeme: 'x', prefix: false, found: 5 }], 100, { lexemes: ['x'], factor: 3 })[0].score).toBeCloseTo(3 * plain, 12);
   });

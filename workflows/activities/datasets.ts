@@ -49,7 +49,14 @@ export function datasetActivities({ store, lexical, storage }: { store: Store; l
     async deleteDatasetFiles({ datasetId, batchSize }: { datasetId: string; batchSize: number }): Promise<number> {
       const files: { id: string; storage_key: string | null }[] = await db('files').select('id', 'storage_key').where('dataset_id', datasetId).limit(batchSize);
       for (const { storage_key } of files) if (storage_key) await storage.remove(storage_key);
-      return files.length ? db('files').whereIn('id', files.map((f) => f.id)).del() : 0;
+      return files.length
+        ? db('files')
+            .whereIn(
+              'id',
+              files.map((f) => f.id),
+            )
+            .del()
+        : 0;
     },
 
     /**
@@ -203,4 +210,3 @@ async function copyRows(
   );
   return { count: ids.length, lastId: ids[ids.length - 1] };
 }
-

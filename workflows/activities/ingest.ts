@@ -102,7 +102,10 @@ export function ingestActivities(deps: ActivityDeps) {
       const plan = await planOf(db, dataset.organization_id);
       const used = await countChunks(db, dataset.organization_id);
       if (used + pieces > plan.chunk_count) {
-        return { ok: false, reason: `the file makes ${pieces} chunks; the ${plan.name} plan allows ${plan.chunk_count} chunks and the organization has ${used}` };
+        return {
+          ok: false,
+          reason: `the file makes ${pieces} chunks; the ${plan.name} plan allows ${plan.chunk_count} chunks and the organization has ${used}`,
+        };
       }
       return { ok: true, pieces };
     },

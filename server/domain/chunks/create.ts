@@ -50,7 +50,11 @@ export async function createChunks(
   if (payloads.some((p) => p.high_priority) && !(await planOf(db, dataset.organization_id)).high_priority) {
     throw planLimitReached("high_priority: the organization's plan has no priority ingestion");
   }
-  await assertGroupsExist(db, dataset.id, payloads.flatMap((p) => p.group_ids ?? []));
+  await assertGroupsExist(
+    db,
+    dataset.id,
+    payloads.flatMap((p) => p.group_ids ?? []),
+  );
 
   // An empty tracking id is a tracking id like any other (the unique index holds it): not a missing one.
   const trackingIds = columns.flatMap((c) => (c.tracking_id != null ? [c.tracking_id] : []));
@@ -66,7 +70,11 @@ export async function createChunks(
     return { action: 'update' as const, chunk: { ...columns[i], id: found.id }, payload, previous: found };
   });
   const writes = plans.filter((p) => p.action !== 'keep');
-  const derived = await derive(services, dataset, writes.map((p) => p.chunk));
+  const derived = await derive(
+    services,
+    dataset,
+    writes.map((p) => p.chunk),
+  );
   await indexChunks(services, dataset, derived);
 
   const inserts = plans.filter((p) => p.action === 'insert');
@@ -76,16 +84,26 @@ export async function createChunks(
     raced = await db.transaction(async (trx) => {
       await guard?.(trx);
       const inserted: string[] = inserts.length
-        ? (await trx('chunks').insert(inserts.map((p) => dbColumns(p.chunk))).onConflict(['dataset_id', 'tracking_id']).ignore().returning('id')).map(
-            (r: { id: string }) => r.id,
-          )
+        ? (
+            await trx('chunks')
+              .insert(inserts.map((p) => dbColumns(p.chunk)))
+              .onConflict(['dataset_id', 'tracking_id'])
+              .ignore()
+              .returning('id')
+          ).map((r: { id: string }) => r.id)
         : [];
       for (const { chunk } of updates) {
-        await trx('chunks').where({ id: chunk.id }).update({ ...dbColumns(chunk), updated_at: trx.fn.now() });
+        await trx('chunks')
+          .where({ id: chunk.id })
+          .update({ ...dbColumns(chunk), updated_at: trx.fn.now() });
         await trx('chunk_group_bookmarks').where({ chunk_id: chunk.id }).del();
       }
       const stored = new Set([...inserted, ...updates.map((u) => u.chunk.id)]);
-      await storeVectors(trx, dataset, derived.filter((d) => stored.has(d.chunk.id)));
+      await storeVectors(
+        trx,
+        dataset,
+        derived.filter((d) => stored.has(d.chunk.id)),
+      );
       const memberships = [];
       for (const plan of writes) {
         if (!stored.has(plan.chunk.id)) continue;
@@ -98,13 +116,23 @@ export async function createChunks(
       return inserts.map((p) => p.chunk.id).filter((id) => !stored.has(id));
     });
   } catch (error) {
-    await restoreIndex(services, dataset.id, inserts.map((p) => p.chunk.id), updates.map((u) => u.previous!));
+    await restoreIndex(
+      services,
+      dataset.id,
+      inserts.map((p) => p.chunk.id),
+      updates.map((u) => u.previous!),
+    );
     throw error;
   }
   if (raced.length) await services.lexical.remove(dataset.id, raced).catch(() => {});
 
   const byId = new Map<string, StoredChunk>(
-    (await db<StoredChunk>('chunks').whereIn('id', plans.map((p) => p.chunk.id))).map((row) => [row.id, row]),
+    (
+      await db<StoredChunk>('chunks').whereIn(
+        'id',
+        plans.map((p) => p.chunk.id),
+      )
+    ).map((row) => [row.id, row]),
   );
   const byTrackingId = new Map([...byId.values()].filter((r) => r.tracking_id != null).map((r) => [r.tracking_id!, r]));
   return plans.map((p) => byId.get(p.chunk.id) ?? byTrackingId.get(p.chunk.tracking_id!)!);

@@ -8,7 +8,13 @@ import { emitEvent } from '../events.js';
 
 export async function deleteChunks(services: Pick<Services, 'store' | 'lexical'>, datasetId: string, chunkIds: string[]): Promise<number> {
   if (chunkIds.length === 0) return 0;
-  const deleted: string[] = await services.store.db('chunks').where({ dataset_id: datasetId }).whereIn('id', chunkIds).del().returning('id').then((rows) => rows.map((r: { id: string }) => r.id));
+  const deleted: string[] = await services.store
+    .db('chunks')
+    .where({ dataset_id: datasetId })
+    .whereIn('id', chunkIds)
+    .del()
+    .returning('id')
+    .then((rows) => rows.map((r: { id: string }) => r.id));
   if (deleted.length > 0) await services.lexical.remove(datasetId, deleted);
   return deleted.length;
 }

@@ -6,14 +6,18 @@ import { applyChunkFilter } from '../../search/filters.js';
 import type { ChunkRow } from './records.js';
 
 export async function getChunk(db: Knex, datasetId: string, by: { id: string } | { tracking_id: string }): Promise<ChunkRow> {
-  const row = await db<ChunkRow>('chunks').where({ dataset_id: datasetId, ...by }).first();
+  const row = await db<ChunkRow>('chunks')
+    .where({ dataset_id: datasetId, ...by })
+    .first();
   if (!row) throw notFound('id' in by ? `chunk ${by.id} not found in this dataset` : `chunk with tracking_id ${by.tracking_id} not found in this dataset`);
   return row;
 }
 
 /** The chunks with these ids or tracking ids, in the order asked; unknown ones are left out. */
 export async function getChunks(db: Knex, datasetId: string, column: 'id' | 'tracking_id', values: string[]): Promise<ChunkRow[]> {
-  const rows = await db<ChunkRow>('chunks').where({ dataset_id: datasetId }).whereIn(column, [...new Set(values)]);
+  const rows = await db<ChunkRow>('chunks')
+    .where({ dataset_id: datasetId })
+    .whereIn(column, [...new Set(values)]);
   const byKey = new Map(rows.map((row) => [row[column] as string, row]));
   return [...new Set(values)].flatMap((value) => byKey.get(value) ?? []);
 }

@@ -5,7 +5,18 @@ import { badRequest, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';
 import { finite, parseTimeStamp } from './input.js';
-import { assertGroupsExist, bookmark, dbColumns, derive, indexChunks, resolveGroups, restoreIndex, storeVectors, type ChunkColumns, type StoredChunk } from './write.js';
+import {
+  assertGroupsExist,
+  bookmark,
+  dbColumns,
+  derive,
+  indexChunks,
+  resolveGroups,
+  restoreIndex,
+  storeVectors,
+  type ChunkColumns,
+  type StoredChunk,
+} from './write.js';
 
 type Changes = Omit<T.UpdateChunkReqPayload, 'chunk_id' | 'tracking_id'>;
 
@@ -31,7 +42,9 @@ export async function updateChunk(
   await indexChunks(services, dataset, derived);
   try {
     await db.transaction(async (trx) => {
-      await trx('chunks').where({ id: current.id }).update({ ...dbColumns(next), updated_at: trx.fn.now() });
+      await trx('chunks')
+        .where({ id: current.id })
+        .update({ ...dbColumns(next), updated_at: trx.fn.now() });
       await storeVectors(trx, dataset, derived);
       if (changes.group_ids != null || changes.group_tracking_ids != null) {
         await trx('chunk_group_bookmarks').where({ chunk_id: current.id }).del();

@@ -85,7 +85,12 @@ export async function indexChunks(services: ChunkWriteServices, dataset: Dataset
   try {
     await services.lexical.upsert(derived.map(({ chunk }) => ({ id: chunk.id, datasetId: chunk.dataset_id, text: lexicalText(chunk) })));
   } catch (error) {
-    await services.lexical.remove(derived[0].chunk.dataset_id, derived.map((d) => d.chunk.id)).catch(() => {});
+    await services.lexical
+      .remove(
+        derived[0].chunk.dataset_id,
+        derived.map((d) => d.chunk.id),
+      )
+      .catch(() => {});
     throw badRequest(`the ${services.lexical.kind} index refused the chunks: ${(error as Error).message}`);
   }
 }
@@ -97,9 +102,7 @@ export async function indexChunks(services: ChunkWriteServices, dataset: Dataset
 export async function restoreIndex(services: ChunkWriteServices, datasetId: string, newIds: string[], previous: StoredChunk[]): Promise<void> {
   await services.lexical.remove(datasetId, newIds).catch(() => {});
   if (previous.length) {
-    await services.lexical
-      .upsert(previous.map((row) => ({ id: row.id, datasetId, text: lexicalText(row) })))
-      .catch(() => {});
+    await services.lexical.upsert(previous.map((row) => ({ id: row.id, datasetId, text: lexicalText(row) }))).catch(() => {});
   }
 }
 
@@ -112,8 +115,15 @@ export async function prepareVectorIndex(services: ChunkWriteServices, dataset: 
 /** Writes the vectors and the BM25 terms of stored chunks, in the chunks' transaction. */
 export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
-  await writeVectors(trx, dataset.id, derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })));
-  await writeTerms(trx, derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })));
+  await writeVectors(
+    trx,
+    dataset.id,
+    derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })),
+  );
+  await writeTerms(
+    trx,
+    derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })),
+  );
 }
 
 /**

@@ -17,7 +17,7 @@ export async function receiveHtmlPage(services: Services, request: T.UploadHtmlP
     throw badRequest('metadata: must be an object with dataset_id and webhook_secret');
   }
   const { dataset_id: datasetId, webhook_secret: secret } = metadata as Record<string, unknown>;
-  if (typeof datasetId !== 'string' || !isUuid(datasetId)) throw badRequest('metadata.dataset_id: must be the id of the crawl\'s dataset');
+  if (typeof datasetId !== 'string' || !isUuid(datasetId)) throw badRequest("metadata.dataset_id: must be the id of the crawl's dataset");
   if (typeof secret !== 'string' || secret === '') throw badRequest('metadata.webhook_secret: must be the secret issued for the crawl');
   const crawl = await db('crawl_requests').where({ scrape_id: request.scrapeId }).first('dataset_id');
   if (!crawl) throw notFound(`scrapeId ${request.scrapeId} is not the scrape id of any crawl`);

@@ -38,7 +38,9 @@ function signingSecret({ store: { db }, config }: SigningServices): Promise<Buff
 }
 
 async function sign(services: SigningServices, ...parts: string[]): Promise<string> {
-  return createHmac('sha256', await signingSecret(services)).update(parts.join('\n')).digest('base64url');
+  return createHmac('sha256', await signingSecret(services))
+    .update(parts.join('\n'))
+    .digest('base64url');
 }
 
 function sameSignature(given: string, expected: string): boolean {

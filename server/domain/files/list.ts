@@ -12,17 +12,21 @@ function listed(db: Knex, datasetId: string): Knex.QueryBuilder<FileRow> {
 }
 
 /** A page of files in id order from `cursor` (inclusive); `next_cursor` is the first id of the next page. */
-export async function scrollFiles(
-  db: Knex,
-  datasetId: string,
-  page: { cursor?: string | null; pageSize: number },
-): Promise<T.GetFilesCursorResponseBody> {
-  const query = listed(db, datasetId).orderBy('id').limit(page.pageSize + 1);
+export async function scrollFiles(db: Knex, datasetId: string, page: { cursor?: string | null; pageSize: number }): Promise<T.GetFilesCursorResponseBody> {
+  const query = listed(db, datasetId)
+    .orderBy('id')
+    .limit(page.pageSize + 1);
   if (page.cursor) query.where('id', '>=', page.cursor);
   const rows: FileRow[] = await query;
   const next = rows.length > page.pageSize ? rows.pop()! : null;
   const groups = rows.length
-    ? await db<GroupRow>('chunk_groups').where({ dataset_id: datasetId }).whereIn('file_id', rows.map((r) => r.id)).orderBy('created_at')
+    ? await db<GroupRow>('chunk_groups')
+        .where({ dataset_id: datasetId })
+        .whereIn(
+          'file_id',
+          rows.map((r) => r.id),
+        )
+        .orderBy('created_at')
     : [];
   return {
     // The spec's scroll record shows the tags as the stored comma-separated text.
@@ -47,7 +51,14 @@ export async function listDatasetFiles(db: Knex, datasetId: string, page: number
     .offset((Math.max(page, 1) - 1) * FILE_PAGE_SIZE);
   // A file's group is the first made from it (the ingestion makes one).
   const groups: { id: string; file_id: string }[] = rows.length
-    ? await db('chunk_groups').where({ dataset_id: datasetId }).whereIn('file_id', rows.map((r) => r.id)).orderBy('created_at', 'desc').select('id', 'file_id')
+    ? await db('chunk_groups')
+        .where({ dataset_id: datasetId })
+        .whereIn(
+          'file_id',
+          rows.map((r) => r.id),
+        )
+        .orderBy('created_at', 'desc')
+        .select('id', 'file_id')
     : [];
   const groupOf = new Map(groups.map((g) => [g.file_id, g.id]));
   return {

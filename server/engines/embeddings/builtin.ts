@@ -4,9 +4,7 @@
 import { stemmer } from 'stemmer';
 import type { Embedder, EmbeddingPurpose } from './types.js';
 
-const STOP_WORDS = new Set(
-  'a an and are as at be but by for from has have in into is it its of on or that the their this to was were will with'.split(' '),
-);
+const STOP_WORDS = new Set('a an and are as at be but by for from has have in into is it its of on or that the their this to was were will with'.split(' '));
 const WORD = /[\p{L}\p{N}]+/gu;
 
 export class BuiltinEmbedder implements Embedder {

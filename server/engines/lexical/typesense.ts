@@ -27,9 +27,7 @@ export class TypesenseLexicalIndex implements LexicalIndex {
   readonly kind = 'typesense' as const;
   private readonly client: Client;
 
-  constructor(
-    private readonly options: { url: string; apiKey: string; collection: string },
-  ) {
+  constructor(private readonly options: { url: string; apiKey: string; collection: string }) {
     this.client = new Client({
       nodes: [{ url: options.url.replace(/\/+$/, '') }],
       apiKey: options.apiKey,
@@ -84,9 +82,7 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     const failures = results.flatMap((r, i) => (r.success ? [] : [{ id: documents[i].id, error: r.error }]));
     if (failures.length > 0) {
       const [first] = failures;
-      throw new Error(
-        `Typesense rejected ${failures.length} of ${documents.length} documents; first: id ${first.id}: ${first.error}`,
-      );
+      throw new Error(`Typesense rejected ${failures.length} of ${documents.length} documents; first: id ${first.id}: ${first.error}`);
     }
   }
 
@@ -135,14 +131,24 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     // matched alone, exactly: no typo, no word dropped; the parameters go in every search, since
     // 0.24 lets common parameters override a search's own.
     const filter = `dataset_id:=${quote(datasetId)}`;
-    const exact = { query_by: 'text', filter_by: filter, include_fields: 'id', highlight_fields: 'none', num_typos: 0, drop_tokens_threshold: 0, typo_tokens_threshold: 0 };
+    const exact = {
+      query_by: 'text',
+      filter_by: filter,
+      include_fields: 'id',
+      highlight_fields: 'none',
+      num_typos: 0,
+      drop_tokens_threshold: 0,
+      typo_tokens_threshold: 0,
+    };
     const searches = words.map(({ word, prefix, limit }) => ({ ...exact, q: word, prefix, per_page: Math.min(limit, MAX_PER_PAGE) }));
     const batches: (typeof searches)[] = [];
     for (let i = 0; i < searches.length; i += MULTI_SEARCH_LIMIT) batches.push(searches.slice(i, i + MULTI_SEARCH_LIMIT));
     const results = (
       await Promise.all(
         batches.map(async (batch) => {
-          const response = await this.client.multiSearch.perform<TypesenseDocument[]>({ searches: batch.map((b) => ({ collection: this.options.collection, ...b })) });
+          const response = await this.client.multiSearch.perform<TypesenseDocument[]>({
+            searches: batch.map((b) => ({ collection: this.options.collection, ...b })),
+          });
           return response.results.map((r) => {
             // A failed search answers in place with a code and a message, not by throwing.
             if ('error' in r && r.error) throw new Error(`Typesense multi-search: ${String(r.error)}`);

@@ -103,7 +103,8 @@ export class HttpReranker implements Reranker {
       const index = pair?.index;
       const score = pair?.relevance_score ?? pair?.score;
       // The answer's own values are not quoted back: the endpoint may be anyone's.
-      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count) throw fail(`answered an index that is not one of the ${count} texts sent`);
+      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= count)
+        throw fail(`answered an index that is not one of the ${count} texts sent`);
       if (typeof score !== 'number' || !Number.isFinite(score)) throw fail(`answered a score for text ${index} that is not a finite number`);
       if (scores[index] !== undefined) throw fail(`scored text ${index} twice`);
       scores[index] = score;

@@ -13,11 +13,7 @@ export interface WorkflowEngineOptions {
   logger?: WorkflowLogger;
 }
 
-export async function createWorkflowEngine(
-  config: Config['workflows'],
-  deps: ActivityDeps,
-  options: WorkflowEngineOptions = {},
-): Promise<WorkflowEngine> {
+export async function createWorkflowEngine(config: Config['workflows'], deps: ActivityDeps, options: WorkflowEngineOptions = {}): Promise<WorkflowEngine> {
   if (config.kind === 'temporal') {
     // Loaded lazily: the embedded mode never pays for gRPC and Temporal's native runtime.
     const { createTemporalEngine } = await import('./temporal.js');

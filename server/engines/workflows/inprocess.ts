@@ -145,7 +145,12 @@ class InProcessEngine implements WorkflowEngine {
     if (this.closing) return;
     const candidates: { id: string; owner: string | null; free: boolean }[] = await this.db('jobs')
       .whereIn('status', ['pending', 'running'])
-      .andWhere((q) => q.whereNull('lease_expires_at').orWhere('lease_expires_at', '<', this.db.fn.now()).orWhere('owner', 'like', `${HOST.replace(/[\\%_]/g, '\\$&')}:%`))
+      .andWhere((q) =>
+        q
+          .whereNull('lease_expires_at')
+          .orWhere('lease_expires_at', '<', this.db.fn.now())
+          .orWhere('owner', 'like', `${HOST.replace(/[\\%_]/g, '\\$&')}:%`),
+      )
       .orderBy('created_at')
       .select('id', 'owner', this.db.raw('(lease_expires_at is null or lease_expires_at < now()) as free'));
     for (const { id, owner, free } of candidates) {
@@ -234,10 +239,7 @@ class InProcessEngine implements WorkflowEngine {
     this.stop.abort();
     const grace = this.options.shutdownGraceMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.active.values()]),
-      new Promise((resolve) => (timer = setTimeout(resolve, grace))),
-    ]);
+    await Promise.race([Promise.allSettled([...this.active.values()]), new Promise((resolve) => (timer = setTimeout(resolve, grace)))]);
     clearTimeout(timer);
     // Jobs still running past the grace keep their lease until it runs out, then go to another runner.
     for (const t of this.timers) clearInterval(t);
@@ -288,7 +290,11 @@ class InProcessEngine implements WorkflowEngine {
       }
       if (err instanceof Interrupted || this.stop.signal.aborted) {
         // Released, so that another runner carries on at once.
-        if (claimed) await mine().whereIn('status', ['pending', 'running']).update({ owner: null, lease_expires_at: null }).catch(() => {});
+        if (claimed)
+          await mine()
+            .whereIn('status', ['pending', 'running'])
+            .update({ owner: null, lease_expires_at: null })
+            .catch(() => {});
         settle((d) => d.reject(new WorkflowInterruptedError(id)));
         return;
       }
@@ -322,7 +328,8 @@ class InProcessEngine implements WorkflowEngine {
   private journaled(jobId: string, steps: StepRow[]): Record<string, AnyActivity> {
     const journal = new Map(steps.map((s) => [s.seq, s]));
     let seq = 0;
-    const wrap = (name: string, activity: AnyActivity): AnyActivity =>
+    const wrap =
+      (name: string, activity: AnyActivity): AnyActivity =>
       async (...args) => {
         const n = ++seq; // taken before any await, so concurrent calls number deterministically
         const recorded = journal.get(n);

@@ -26,7 +26,9 @@ export async function extractDocument(file: FileToExtract): Promise<ExtractedDoc
   const kind = kindByName(file.fileName, file.mimeType) ?? (looksLikeText(head) ? 'text' : null);
   if (!kind) {
     const type = file.mimeType ? ` (${file.mimeType})` : '';
-    throw new UnreadableFileError(`${file.fileName}${type}: this type of file cannot be read as text; supported are plain text, Markdown, HTML, PDF, DOCX, CSV, JSON and JSONL`);
+    throw new UnreadableFileError(
+      `${file.fileName}${type}: this type of file cannot be read as text; supported are plain text, Markdown, HTML, PDF, DOCX, CSV, JSON and JSONL`,
+    );
   }
   const mismatch = magicMismatch(kind, head);
   if (mismatch) throw new UnreadableFileError(`${file.fileName}: ${mismatch}`);

@@ -73,11 +73,7 @@ function withinPolygon(value: Record<string, unknown>, path: string, context: Co
   const crossings = sql`(select count(*) from unnest(${lat1}::float8[], ${lon1}::float8[], ${lat2}::float8[], ${lon2}::float8[]) f_p(lat1, lon1, lat2, lon2)
     where (f_p.lat1 > ${lat}) <> (f_p.lat2 > ${lat})
       and ${lon} < (f_p.lon2 - f_p.lon1) * (${lat} - f_p.lat1) / nullif(f_p.lat2 - f_p.lat1, 0) + f_p.lon1)`;
-  return all([
-    sql`${lat} between ${south}::float8 and ${north}::float8`,
-    sql`${lon} between ${west}::float8 and ${east}::float8`,
-    sql`${crossings} % 2 = 1`,
-  ]);
+  return all([sql`${lat} between ${south}::float8 and ${north}::float8`, sql`${lon} between ${west}::float8 and ${east}::float8`, sql`${crossings} % 2 = 1`]);
 }
 
 /** A ring's distinct vertices, at least three; closing it (repeating the first point last) is optional. */

@@ -50,7 +50,9 @@ export const metadataKey = (keys: string[]): FieldKind => ({
         return operator === 'match_any' ? someElement(matches(values)) : all(values.map((v) => someElement(matches([v]))));
       }
       case 'range':
-        return someElement(all(bounds(condition.range, path, readNumber).map(({ bound, value }) => sql`${asNumber} ${trusted(COMPARISONS[bound])} ${value}::numeric`)));
+        return someElement(
+          all(bounds(condition.range, path, readNumber).map(({ bound, value }) => sql`${asNumber} ${trusted(COMPARISONS[bound])} ${value}::numeric`)),
+        );
       case 'date_range':
         return someElement(
           all(

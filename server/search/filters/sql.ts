@@ -46,7 +46,14 @@ export const any = (parts: readonly Sql[]): Sql => combine(parts, ' or ', 'false
 
 // Each part in parentheses when there are several, so that no operator precedence can regroup them.
 const combine = (parts: readonly Sql[], operator: string, empty: string): Sql =>
-  parts.length === 0 ? trusted(empty) : parts.length === 1 ? parts[0] : sql`(${join(parts.map((part) => sql`(${part})`), operator)})`;
+  parts.length === 0
+    ? trusted(empty)
+    : parts.length === 1
+      ? parts[0]
+      : sql`(${join(
+          parts.map((part) => sql`(${part})`),
+          operator,
+        )})`;
 
 /** The comparison operators of `range` and `date_range`, as SQL. */
 export const COMPARISONS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;

@@ -8,8 +8,7 @@ export function fail(path: string, message: string): never {
   throw badRequest(`${path}: ${message}`);
 }
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -56,8 +55,7 @@ export function readNumber(value: unknown, path: string): number {
 
 // `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, then `T` or a space and `HH`, `:MM`, `:SS`, `.fraction`, then an
 // optional zone (only after a time, where it cannot be confused with a date's `-DD`).
-const DATE_TIME =
-  /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
+const DATE_TIME = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
 
 const daysIn = (year: number, month: number) =>
   month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;

@@ -88,7 +88,12 @@ export async function rankGroups(
  * Each group with its best `groupSize` hits. A group short of them in a window that did not hold
  * every hit gets its hits from `fetchInGroup` (a search restricted to the group), one group at a time.
  */
-export async function fillGroups(groups: GroupHits[], groupSize: number, exhausted: boolean, fetchInGroup: (groupId: string, n: number) => Promise<Hit[]>): Promise<GroupHits[]> {
+export async function fillGroups(
+  groups: GroupHits[],
+  groupSize: number,
+  exhausted: boolean,
+  fetchInGroup: (groupId: string, n: number) => Promise<Hit[]>,
+): Promise<GroupHits[]> {
   const filled: GroupHits[] = [];
   for (const group of groups) {
     if (groupSize === 0) filled.push({ groupId: group.groupId, hits: [] });

@@ -57,7 +57,12 @@ async function groupToSearch(services: Services, dataset: DatasetRow, request: T
   throw badRequest('group_id or group_tracking_id: give one, the group to search in');
 }
 
-export async function searchWithinGroup(services: Services, dataset: DatasetRow, caller: Caller, request: T.SearchWithinGroupReqPayload): Promise<WithinGroupOutcome> {
+export async function searchWithinGroup(
+  services: Services,
+  dataset: DatasetRow,
+  caller: Caller,
+  request: T.SearchWithinGroupReqPayload,
+): Promise<WithinGroupOutcome> {
   const group = await groupToSearch(services, dataset, request);
   const keyed = keyApplied(caller, request);
   const { payload } = keyed;
@@ -71,7 +76,13 @@ export async function searchWithinGroup(services: Services, dataset: DatasetRow,
   return { group, outcome: { id, results, totalPages, correctedQuery: found.correctedQuery, payload } };
 }
 
-export async function searchOverGroups(services: Services, dataset: DatasetRow, caller: Caller, request: GroupSearchPayload, options: GroupSearchOptions): Promise<GroupSearchOutcome> {
+export async function searchOverGroups(
+  services: Services,
+  dataset: DatasetRow,
+  caller: Caller,
+  request: GroupSearchPayload,
+  options: GroupSearchOptions,
+): Promise<GroupSearchOutcome> {
   const started = performance.now();
   const db = services.store.db;
   const keyed = keyApplied(caller, request);
@@ -80,7 +91,13 @@ export async function searchOverGroups(services: Services, dataset: DatasetRow, 
   const groupSize = payload.group_size ?? DEFAULT_GROUP_SIZE;
   const page = Math.max(options.page, 1);
   const chunkHits = (search: SearchPayload, n: number) =>
-    findHits(services, dataset, keyed.caller, search, { prefix: options.prefix, extendResults: options.extendResults, page: 1, getTotalPages: false, pageSize: n });
+    findHits(services, dataset, keyed.caller, search, {
+      prefix: options.prefix,
+      extendResults: options.extendResults,
+      page: 1,
+      getTotalPages: false,
+      pageSize: n,
+    });
 
   let window: FoundHits | undefined;
   const ranked = await rankGroups(
@@ -91,17 +108,32 @@ export async function searchOverGroups(services: Services, dataset: DatasetRow, 
   );
   const found = window!;
   const onPage = ranked.groups.slice((page - 1) * pageSize, page * pageSize);
-  const filled = await fillGroups(onPage, groupSize, ranked.exhausted, async (groupId, n) => (await chunkHits({ ...payload, filters: narrowFilter(payload.filters, { must: [inGroup(groupId)] }) }, n)).hits);
+  const filled = await fillGroups(
+    onPage,
+    groupSize,
+    ranked.exhausted,
+    async (groupId, n) => (await chunkHits({ ...payload, filters: narrowFilter(payload.filters, { must: [inGroup(groupId)] }) }, n)).hits,
+  );
   const groups = await loadGroups(services, dataset, found, filled);
   const results = groups.flatMap((g) => g.results);
-  const id = recordSearch(services, dataset, { ...found, payload, started }, results, `${options.prefix ? 'autocomplete' : 'search_over_groups'}_${found.type}`);
+  const id = recordSearch(
+    services,
+    dataset,
+    { ...found, payload, started },
+    results,
+    `${options.prefix ? 'autocomplete' : 'search_over_groups'}_${found.type}`,
+  );
   const totalPages = options.getTotalPages ? Math.ceil(ranked.groups.length / Math.max(pageSize, 1)) : 0;
   return { id, groups, totalPages, correctedQuery: found.correctedQuery, payload };
 }
 
 /** The groups' rows and their hits' chunks (each chunk loaded once), in the groups' order. */
 async function loadGroups(services: Services, dataset: DatasetRow, found: FoundHits, groups: GroupHits[]): Promise<FoundGroup[]> {
-  const rows = await groupRows(services.store.db, dataset.id, groups.map((g) => g.groupId));
+  const rows = await groupRows(
+    services.store.db,
+    dataset.id,
+    groups.map((g) => g.groupId),
+  );
   const unique = new Map<string, Hit>();
   for (const hit of groups.flatMap((g) => g.hits)) if (!unique.has(hit.id)) unique.set(hit.id, hit);
   const loaded = new Map((await loadResults(services, dataset, found, [...unique.values()])).map((r) => [r.row.id, r]));

@@ -83,7 +83,12 @@ function checkedSemanticBoost(boost: T.SemanticBoost | null | undefined): T.Sema
 }
 
 /** Retrieval for the queries: one query as is; several combined by their weights. */
-export async function retrieveQueries(services: Services, type: SearchType, prepared: PreparedQueries, request: Omit<RetrievalRequest, 'query'>): Promise<RetrievalResult> {
+export async function retrieveQueries(
+  services: Services,
+  type: SearchType,
+  prepared: PreparedQueries,
+  request: Omit<RetrievalRequest, 'query'>,
+): Promise<RetrievalResult> {
   const { queries } = prepared;
   const base = { ...request, conditions: prepared.conditions };
   if (queries.length === 1 || type === 'semantic') {

@@ -14,7 +14,8 @@ export function weightedTexts(query: T.QueryTypes | T.SearchModalities, field = 
   if (query.length === 0) throw badRequest(`${field}: give one query, or at least one {query, weight} pair`);
   const texts = query.map((item, i) => {
     const weight = item.weight;
-    if (typeof weight !== 'number' || !Number.isFinite(weight)) throw badRequest(`${field}[${i}].weight: must be a finite number, got ${JSON.stringify(weight)}`);
+    if (typeof weight !== 'number' || !Number.isFinite(weight))
+      throw badRequest(`${field}[${i}].weight: must be a finite number, got ${JSON.stringify(weight)}`);
     return { text: textOf(item.query, `${field}[${i}].query`), weight };
   });
   if (!texts.some((t) => t.weight > 0)) throw badRequest(`${field}: at least one weight must be positive`);

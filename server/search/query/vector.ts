@@ -16,7 +16,12 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { WeightedText } from './multi.js';
 
-export async function queryVector(services: Services, dataset: DatasetRow, queries: WeightedText[], boost: T.SemanticBoost | null | undefined): Promise<number[]> {
+export async function queryVector(
+  services: Services,
+  dataset: DatasetRow,
+  queries: WeightedText[],
+  boost: T.SemanticBoost | null | undefined,
+): Promise<number[]> {
   const texts = queries.map((q) => q.text);
   if (boost) texts.push(boost.phrase);
   let vectors: number[][];
@@ -26,7 +31,13 @@ export async function queryVector(services: Services, dataset: DatasetRow, queri
     if (error instanceof EmbeddingError) throw badRequest(`the query could not be embedded: ${error.message}`);
     throw error;
   }
-  const combined = queries.length === 1 ? vectors[0] : weightedSum(vectors.slice(0, queries.length), queries.map((q) => q.weight));
+  const combined =
+    queries.length === 1
+      ? vectors[0]
+      : weightedSum(
+          vectors.slice(0, queries.length),
+          queries.map((q) => q.weight),
+        );
   return boost ? moveTowards(combined, vectors[queries.length], boost.distance_factor) : combined;
 }
 

@@ -20,7 +20,7 @@ export async function rerankWithCrossEncoder(
   query: string,
   implicit: boolean,
 ): Promise<Hit[]> {
-  const why = implicit ? 'search_type hybrid (reranked by the dataset\'s reranker)' : 'sort_options.sort_by.rerank_type cross_encoder';
+  const why = implicit ? "search_type hybrid (reranked by the dataset's reranker)" : 'sort_options.sort_by.rerank_type cross_encoder';
   const reranker = rerankerFor(datasetConfig(dataset), services.config.outbound);
   if (!reranker) throw badRequest(`${why}: this dataset configures no reranker (set RERANKER_BASE_URL in its server_configuration)`);
   if (hits.length === 0) return hits;

@@ -66,7 +66,14 @@ export async function rankHits(services: Services, context: RankingContext, hits
   if (!plan || hits.length === 0) return hits;
   const { order } = plan;
   const needsRows = order.kind === 'field' || order.kind === 'cross_encoder' || adjusts(plan);
-  const candidates = needsRows ? await loadCandidates(services, dataset.id, hits.map((h) => h.id), order.kind === 'cross_encoder') : null;
+  const candidates = needsRows
+    ? await loadCandidates(
+        services,
+        dataset.id,
+        hits.map((h) => h.id),
+        order.kind === 'cross_encoder',
+      )
+    : null;
   // Chunks deleted since retrieval would be left out of the page anyway; they take no part.
   let ranked = candidates ? hits.filter((h) => candidates.has(h.id)) : hits;
 
@@ -84,6 +91,15 @@ export async function rankHits(services: Services, context: RankingContext, hits
       break;
   }
   ranked = byScore(adjustScores(ranked, candidates ?? new Map(), plan));
-  if (plan.mmrLambda != null) ranked = diversify(ranked, await loadUnitVectors(services, dataset.id, ranked.map((h) => h.id)), plan.mmrLambda);
+  if (plan.mmrLambda != null)
+    ranked = diversify(
+      ranked,
+      await loadUnitVectors(
+        services,
+        dataset.id,
+        ranked.map((h) => h.id),
+      ),
+      plan.mmrLambda,
+    );
   return ranked;
 }

@@ -67,10 +67,13 @@ export function planRanking(payload: SearchPayload, dataset?: DatasetRow): Ranki
   };
   if (order.kind === 'field') refuseWithFieldOrder(plan, sort, order.field);
   if (order.kind === 'cross_encoder' && !config?.RERANKER_BASE_URL && dataset) {
-    throw badRequest('sort_options.sort_by.rerank_type: cross_encoder needs a reranker, and this dataset configures none (set RERANKER_BASE_URL in its server_configuration)');
+    throw badRequest(
+      'sort_options.sort_by.rerank_type: cross_encoder needs a reranker, and this dataset configures none (set RERANKER_BASE_URL in its server_configuration)',
+    );
   }
   if (order.kind === 'search_type' && config) refuseDisabled(config, order.type);
-  const changesNothing = order.kind === 'retrieval' && !plan.useWeights && !plan.tagWeights && plan.recencyBias === 0 && !plan.location && plan.mmrLambda == null;
+  const changesNothing =
+    order.kind === 'retrieval' && !plan.useWeights && !plan.tagWeights && plan.recencyBias === 0 && !plan.location && plan.mmrLambda == null;
   return changesNothing ? null : plan;
 }
 
@@ -94,33 +97,40 @@ function readSortBy(sortBy: T.QdrantSortBy | null | undefined, implicitCrossEnco
   if (typeof sortBy !== 'object' || Array.isArray(sortBy)) throw badRequest(`${path}: must be an object with field or rerank_type`);
   const given = sortBy as Partial<T.SortByField & T.SortBySearchType>;
   const prefetch = readPrefetch(given.prefetch_amount, `${path}.prefetch_amount`);
-  if (given.field != null && given.rerank_type != null) throw badRequest(`${path}: give field (to sort by a field) or rerank_type (to rerank by a search type), not both`);
+  if (given.field != null && given.rerank_type != null)
+    throw badRequest(`${path}: give field (to sort by a field) or rerank_type (to rerank by a search type), not both`);
   if (given.field != null) {
     if (!FIELDS.includes(given.field)) throw badRequest(`${path}.field: must be one of ${FIELDS.join(', ')}, got ${JSON.stringify(given.field)}`);
-    if (given.direction != null && given.direction !== 'asc' && given.direction !== 'desc') throw badRequest(`${path}.direction: must be asc or desc, got ${JSON.stringify(given.direction)}`);
+    if (given.direction != null && given.direction !== 'asc' && given.direction !== 'desc')
+      throw badRequest(`${path}.direction: must be asc or desc, got ${JSON.stringify(given.direction)}`);
     if (given.rerank_query != null) throw badRequest(`${path}.rerank_query: only applies with rerank_type, not with field`);
     return { order: { kind: 'field', field: given.field, direction: given.direction ?? 'desc' }, prefetch };
   }
   if (given.rerank_type == null) throw badRequest(`${path}: give field (to sort by a field) or rerank_type (to rerank by a search type)`);
-  if (!RERANK_TYPES.includes(given.rerank_type)) throw badRequest(`${path}.rerank_type: must be one of ${RERANK_TYPES.join(', ')}, got ${JSON.stringify(given.rerank_type)}`);
+  if (!RERANK_TYPES.includes(given.rerank_type))
+    throw badRequest(`${path}.rerank_type: must be one of ${RERANK_TYPES.join(', ')}, got ${JSON.stringify(given.rerank_type)}`);
   let query: string | null = null;
   if (given.rerank_query != null) {
-    if (typeof given.rerank_query !== 'string' || given.rerank_query.trim() === '') throw badRequest(`${path}.rerank_query: must be a non-empty text (leave it out to rerank with the query)`);
+    if (typeof given.rerank_query !== 'string' || given.rerank_query.trim() === '')
+      throw badRequest(`${path}.rerank_query: must be a non-empty text (leave it out to rerank with the query)`);
     query = given.rerank_query.trim();
   }
-  const order: Order = given.rerank_type === 'cross_encoder' ? { kind: 'cross_encoder', query, implicit: false } : { kind: 'search_type', type: given.rerank_type, query };
+  const order: Order =
+    given.rerank_type === 'cross_encoder' ? { kind: 'cross_encoder', query, implicit: false } : { kind: 'search_type', type: given.rerank_type, query };
   return { order, prefetch };
 }
 
 function readPrefetch(value: unknown, path: string): number | null {
   if (value == null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw badRequest(`${path}: must be a whole number, 0 or more, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw badRequest(`${path}: must be a whole number, 0 or more, got ${JSON.stringify(value)}`);
   return value;
 }
 
 function readBias(value: unknown, path: string): number {
   if (value == null) return 0;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw badRequest(`${path}: must be a number, 0 or more (0 is no bias), got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw badRequest(`${path}: must be a number, 0 or more (0 is no bias), got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -129,7 +139,8 @@ function readTagWeights(value: unknown): Map<string, number> | null {
   if (typeof value !== 'object' || Array.isArray(value)) throw badRequest('sort_options.tag_weights: must be an object of tag: weight');
   const weights = new Map<string, number>();
   for (const [tag, weight] of Object.entries(value)) {
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw badRequest(`sort_options.tag_weights.${tag}: must be a number, 0 or more, got ${JSON.stringify(weight)}`);
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0)
+      throw badRequest(`sort_options.tag_weights.${tag}: must be a number, 0 or more, got ${JSON.stringify(weight)}`);
     weights.set(tag, weight);
   }
   return weights.size ? weights : null;
@@ -143,8 +154,10 @@ function readLocation(value: T.GeoInfoWithBias | null | undefined): RankingPlan[
   const location = value.location as Partial<T.GeoInfo> | undefined;
   const lat = location?.lat;
   const lon = location?.lon;
-  if (typeof lat !== 'number' || !Number.isFinite(lat) || lat < -90 || lat > 90) throw badRequest(`${path}.location.lat: must be a latitude between -90 and 90, got ${JSON.stringify(lat)}`);
-  if (typeof lon !== 'number' || !Number.isFinite(lon) || lon < -180 || lon > 180) throw badRequest(`${path}.location.lon: must be a longitude between -180 and 180, got ${JSON.stringify(lon)}`);
+  if (typeof lat !== 'number' || !Number.isFinite(lat) || lat < -90 || lat > 90)
+    throw badRequest(`${path}.location.lat: must be a latitude between -90 and 90, got ${JSON.stringify(lat)}`);
+  if (typeof lon !== 'number' || !Number.isFinite(lon) || lon < -180 || lon > 180)
+    throw badRequest(`${path}.location.lon: must be a longitude between -180 and 180, got ${JSON.stringify(lon)}`);
   return bias === 0 ? null : { lat, lon, bias };
 }
 
@@ -154,7 +167,8 @@ function readMmr(value: T.MmrOptions | null | undefined): number | null {
   if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(`${path}: must be an object with use_mmr`);
   if (typeof value.use_mmr !== 'boolean') throw badRequest(`${path}.use_mmr: must be true or false`);
   const lambda = value.mmr_lambda ?? 0.5;
-  if (typeof lambda !== 'number' || !Number.isFinite(lambda) || lambda < 0 || lambda > 1) throw badRequest(`${path}.mmr_lambda: must be between 0 and 1, got ${JSON.stringify(value.mmr_lambda)}`);
+  if (typeof lambda !== 'number' || !Number.isFinite(lambda) || lambda < 0 || lambda > 1)
+    throw badRequest(`${path}.mmr_lambda: must be between 0 and 1, got ${JSON.stringify(value.mmr_lambda)}`);
   // λ 0 weighs relevance alone: the order stays.
   return value.use_mmr && lambda > 0 ? lambda : null;
 }

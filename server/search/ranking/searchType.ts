@@ -20,7 +20,13 @@ import type { RescoreType } from './plan.js';
 
 export async function rerankBySearchType(services: Services, dataset: DatasetRow, hits: Hit[], type: RescoreType, query: string): Promise<Hit[]> {
   if (hits.length === 0) return hits;
-  const scores = await scoresOf(services, dataset, type, query, hits.map((h) => h.id));
+  const scores = await scoresOf(
+    services,
+    dataset,
+    type,
+    query,
+    hits.map((h) => h.id),
+  );
   return byScore(hits.map((hit) => ({ id: hit.id, score: scores.get(hit.id) ?? 0 })));
 }
 

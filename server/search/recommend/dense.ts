@@ -64,7 +64,10 @@ function bestScore(services: Services, space: Space, examples: Examples): Recomm
     if (n <= 0) return [];
     let candidates: string[] | null = null;
     if (examples.positive.length > 0) {
-      const positives: { v: string }[] = await db('chunk_vectors').where({ dataset_id: space.dataset.id }).whereRaw('chunk_id = any(?::uuid[])', [examples.positive]).select(db.raw(`${vector}::text as v`));
+      const positives: { v: string }[] = await db('chunk_vectors')
+        .where({ dataset_id: space.dataset.id })
+        .whereRaw('chunk_id = any(?::uuid[])', [examples.positive])
+        .select(db.raw(`${vector}::text as v`));
       const found = new Set<string>();
       // One after the other: PGlite is one connection, and each search is a transaction.
       for (const { v } of positives) for (const hit of await nearestTo(services, space, v, filter, n)) found.add(hit.id);
@@ -103,7 +106,12 @@ async function scoreBest(db: Knex, space: Space, examples: Examples, filter: T.C
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }
 
-export async function denseRecommender(services: Services, dataset: DatasetRow, examples: Examples, strategy: 'average_vector' | 'best_score'): Promise<Recommender> {
+export async function denseRecommender(
+  services: Services,
+  dataset: DatasetRow,
+  examples: Examples,
+  strategy: 'average_vector' | 'best_score',
+): Promise<Recommender> {
   const space = spaceOf(dataset);
   return strategy === 'average_vector' ? averageVector(services, space, examples) : bestScore(services, space, examples);
 }

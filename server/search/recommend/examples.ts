@@ -26,7 +26,13 @@ function listed(values: string[]): string {
 }
 
 /** The ids of the rows of `table` in the dataset named by `ids` and `trackingIds`; 404 naming the unknown ones. */
-async function resolve(db: Knex, table: 'chunks' | 'chunk_groups', datasetId: string, names: { ids: string[]; trackingIds: string[] }, fields: { ids: string; trackingIds: string }): Promise<string[]> {
+async function resolve(
+  db: Knex,
+  table: 'chunks' | 'chunk_groups',
+  datasetId: string,
+  names: { ids: string[]; trackingIds: string[] },
+  fields: { ids: string; trackingIds: string },
+): Promise<string[]> {
   const kind = table === 'chunks' ? 'chunk' : 'group';
   const ids = unique(names.ids.map((id) => id.toLowerCase()));
   const found: string[] = ids.length ? await db(table).where({ dataset_id: datasetId }).whereRaw('id = any(?::uuid[])', [ids]).pluck('id') : [];
@@ -50,21 +56,49 @@ export async function chunkExamples(db: Knex, datasetId: string, body: T.Recomme
     positiveTrackingIds: body.positive_tracking_ids ?? [],
     negativeTrackingIds: body.negative_tracking_ids ?? [],
   };
-  const positive = await resolve(db, 'chunks', datasetId, { ids: names.positiveIds, trackingIds: names.positiveTrackingIds }, { ids: 'positive_chunk_ids', trackingIds: 'positive_tracking_ids' });
-  const negative = await resolve(db, 'chunks', datasetId, { ids: names.negativeIds, trackingIds: names.negativeTrackingIds }, { ids: 'negative_chunk_ids', trackingIds: 'negative_tracking_ids' });
+  const positive = await resolve(
+    db,
+    'chunks',
+    datasetId,
+    { ids: names.positiveIds, trackingIds: names.positiveTrackingIds },
+    { ids: 'positive_chunk_ids', trackingIds: 'positive_tracking_ids' },
+  );
+  const negative = await resolve(
+    db,
+    'chunks',
+    datasetId,
+    { ids: names.negativeIds, trackingIds: names.negativeTrackingIds },
+    { ids: 'negative_chunk_ids', trackingIds: 'negative_tracking_ids' },
+  );
   return { examples: { positive, negative }, names };
 }
 
 /** The chunks of the example groups (a chunk of both a positive and a negative group counts as both). */
-export async function groupExamples(db: Knex, datasetId: string, body: T.RecommendGroupsReqPayload): Promise<{ examples: Examples; names: ExampleNames; positiveGroups: string[] }> {
+export async function groupExamples(
+  db: Knex,
+  datasetId: string,
+  body: T.RecommendGroupsReqPayload,
+): Promise<{ examples: Examples; names: ExampleNames; positiveGroups: string[] }> {
   const names: ExampleNames = {
     positiveIds: body.positive_group_ids ?? [],
     negativeIds: body.negative_group_ids ?? [],
     positiveTrackingIds: body.positive_group_tracking_ids ?? [],
     negativeTrackingIds: body.negative_group_tracking_ids ?? [],
   };
-  const positiveGroups = await resolve(db, 'chunk_groups', datasetId, { ids: names.positiveIds, trackingIds: names.positiveTrackingIds }, { ids: 'positive_group_ids', trackingIds: 'positive_group_tracking_ids' });
-  const negativeGroups = await resolve(db, 'chunk_groups', datasetId, { ids: names.negativeIds, trackingIds: names.negativeTrackingIds }, { ids: 'negative_group_ids', trackingIds: 'negative_group_tracking_ids' });
+  const positiveGroups = await resolve(
+    db,
+    'chunk_groups',
+    datasetId,
+    { ids: names.positiveIds, trackingIds: names.positiveTrackingIds },
+    { ids: 'positive_group_ids', trackingIds: 'positive_group_tracking_ids' },
+  );
+  const negativeGroups = await resolve(
+    db,
+    'chunk_groups',
+    datasetId,
+    { ids: names.negativeIds, trackingIds: names.negativeTrackingIds },
+    { ids: 'negative_group_ids', trackingIds: 'negative_group_tracking_ids' },
+  );
   const chunksOf = async (groupIds: string[]): Promise<string[]> =>
     groupIds.length
       ? unique(

@@ -89,7 +89,10 @@ async function inverseDocumentFrequencies(db: Knex, datasetId: string, lexemes: 
 function heaviestTerms(vectors: Map<string, number>[], max: number): string[] {
   const sums = new Map<string, number>();
   for (const vector of vectors) for (const [term, w] of vector) sums.set(term, (sums.get(term) ?? 0) + Math.abs(w));
-  return [...sums].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, max).map(([term]) => term);
+  return [...sums]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, max)
+    .map(([term]) => term);
 }
 
 /** The `max` terms of largest |weight| (ties by term, so the choice does not depend on row order). */
@@ -114,15 +117,32 @@ function queryTerms(strategy: RecommendStrategy, positives: Map<string, number>[
       for (const term of new Set([...p.keys(), ...n.keys()])) q.set(term, 2 * (p.get(term) ?? 0) - (n.get(term) ?? 0));
     }
     const terms = scaled(q);
-    const chosen = [...strongest(terms.filter(([, w]) => w > 0), MAX_QUERY_TERMS), ...strongest(terms.filter(([, w]) => w < 0), MAX_QUERY_TERMS)];
+    const chosen = [
+      ...strongest(
+        terms.filter(([, w]) => w > 0),
+        MAX_QUERY_TERMS,
+      ),
+      ...strongest(
+        terms.filter(([, w]) => w < 0),
+        MAX_QUERY_TERMS,
+      ),
+    ];
     return chosen.map(([lexeme, weight]) => ({ example: 0, positive: true, lexeme, weight }));
   }
   const perExample = (vectors: Map<string, number>[], positive: boolean, first: number): QueryTerm[] =>
-    vectors.flatMap((vector, i) => strongest(scaled(vector), MAX_TERMS_PER_EXAMPLE).map(([lexeme, weight]) => ({ example: first + i, positive, lexeme, weight })));
+    vectors.flatMap((vector, i) =>
+      strongest(scaled(vector), MAX_TERMS_PER_EXAMPLE).map(([lexeme, weight]) => ({ example: first + i, positive, lexeme, weight })),
+    );
   return [...perExample(positives, true, 0), ...perExample(negatives, false, positives.length)];
 }
 
-export async function sparseRecommender(services: Services, dataset: DatasetRow, examples: Examples, strategy: RecommendStrategy, kind: 'bm25' | 'fulltext'): Promise<Recommender> {
+export async function sparseRecommender(
+  services: Services,
+  dataset: DatasetRow,
+  examples: Examples,
+  strategy: RecommendStrategy,
+  kind: 'bm25' | 'fulltext',
+): Promise<Recommender> {
   const db = services.store.db;
   const weight = termWeight(dataset, kind);
   const weights = await exampleWeights(db, dataset, weight, [...examples.positive, ...examples.negative]);
@@ -161,7 +181,15 @@ async function scoreCandidates(db: Knex, dataset: DatasetRow, scoring: Scoring, 
        group by c.id, q.example, q.positive),
     per_chunk as (
       select id, max(s) filter (where positive) as pos, max(s) filter (where not positive) as neg from matches group by id)`;
-  const bindings: Knex.RawBinding[] = [terms.map((t) => t.example), terms.map((t) => t.positive), terms.map((t) => t.lexeme), terms.map((t) => t.weight), dataset.id, anyOf(scoring.matching.length ? scoring.matching : terms.map((t) => t.lexeme)), filtered];
+  const bindings: Knex.RawBinding[] = [
+    terms.map((t) => t.example),
+    terms.map((t) => t.positive),
+    terms.map((t) => t.lexeme),
+    terms.map((t) => t.weight),
+    dataset.id,
+    anyOf(scoring.matching.length ? scoring.matching : terms.map((t) => t.lexeme)),
+    filtered,
+  ];
   let select: string;
   if (scoring.onlyNegatives) {
     // Every chunk passing the filter; those sharing no term with a negative score 0, the best there is.

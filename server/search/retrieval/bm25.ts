@@ -27,7 +27,10 @@ function scoredQuery(db: Knex, request: RetrievalRequest, terms: string[], limit
   const b = config.BM25_B;
   const average = config.BM25_AVG_LEN > 0 ? config.BM25_AVG_LEN : 1;
   const anyTerm = terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
-  const filtered = applyTermConditions(applyChunkFilter(db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'), request.conditions);
+  const filtered = applyTermConditions(
+    applyChunkFilter(db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'),
+    request.conditions,
+  );
   // One pass over the (chunk, query term) pairs; df per term by a window over them, so the plan
   // stays linear in the matches however long the query is. Each matching chunk's terms are cut down
   // to the query's before they become rows (stored terms carry weight D; setweight marks the query's
@@ -47,7 +50,25 @@ function scoredQuery(db: Knex, request: RetrievalRequest, terms: string[], limit
      select id, score, count(*) over () as total from scored
      where ?::float8 is null or score >= ?::float8
      order by score desc, id limit ? offset ?`,
-    [terms, request.dataset.id, anyTerm, terms, termWeights(request, terms), terms, request.dataset.id, k, k, b, b, average, filtered, request.scoreThreshold ?? null, request.scoreThreshold ?? null, limit, offset],
+    [
+      terms,
+      request.dataset.id,
+      anyTerm,
+      terms,
+      termWeights(request, terms),
+      terms,
+      request.dataset.id,
+      k,
+      k,
+      b,
+      b,
+      average,
+      filtered,
+      request.scoreThreshold ?? null,
+      request.scoreThreshold ?? null,
+      limit,
+      offset,
+    ],
   );
 }
 

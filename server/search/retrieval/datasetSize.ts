@@ -29,7 +29,10 @@ export function sizeCache(ttlMs = SIZE_TTL_MS, now: () => number = Date.now, kep
       const size = count();
       counts.delete(key);
       counts.set(key, { at: now(), size });
-      size.then((n) => n < keptFrom && forget(key, size), () => forget(key, size));
+      size.then(
+        (n) => n < keptFrom && forget(key, size),
+        () => forget(key, size),
+      );
       if (counts.size > MAX_DATASETS) counts.delete(counts.keys().next().value!);
       return size;
     },

@@ -96,7 +96,9 @@ async function postgresRank(db: Knex, request: RetrievalRequest): Promise<Rank> 
   const queries = terms.map(lexemeQuery);
   const datasetId = request.dataset.id;
   const documents = await datasetSizes.get(`lexical_documents/${datasetId}`, async () => {
-    const { rows } = await db.raw<{ rows: { count: number }[] }>('select /* idf */ count(*)::int as count from lexical_documents where dataset_id = ?', [datasetId]);
+    const { rows } = await db.raw<{ rows: { count: number }[] }>('select /* idf */ count(*)::int as count from lexical_documents where dataset_id = ?', [
+      datasetId,
+    ]);
     return rows[0].count;
   });
   const { rows } = await db.raw<{ rows: { frequencies: number[] }[] }>(
@@ -136,7 +138,10 @@ async function postgresSearch(services: Services, request: RetrievalRequest): Pr
   const db = services.store.db;
   const rank = await postgresRank(db, request);
   if (!request.countTotal) {
-    const page: { id: string; score: number }[] = await postgresMatches(db, request, rank).orderBy([{ column: 'score', order: 'desc' }, 'ld.id']).limit(request.limit).offset(request.offset);
+    const page: { id: string; score: number }[] = await postgresMatches(db, request, rank)
+      .orderBy([{ column: 'score', order: 'desc' }, 'ld.id'])
+      .limit(request.limit)
+      .offset(request.offset);
     return { hits: page.map((r) => ({ id: r.id, score: Number(r.score) })), total: null };
   }
   // One statement: the count and the page of the same matches. The left join keeps the count's

@@ -30,9 +30,7 @@ export function reciprocalRankFusion(lists: { hits: Hit[]; weight: number }[], k
   for (const { hits, weight } of lists) {
     for (const [i, hit] of hits.entries()) scores.set(hit.id, (scores.get(hit.id) ?? 0) + weight / (k + i + 1));
   }
-  return [...scores]
-    .map(([id, score]) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 export function hybridWindow(wanted: number): number {
@@ -56,7 +54,11 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   return threshold == null ? hits : hits.filter((h) => h.score >= threshold);
 }
 
-export async function hybridSearch(services: Services, request: RetrievalRequest, weights: FusionWeights = { semantic: 1, fulltext: 1 }): Promise<RetrievalResult> {
+export async function hybridSearch(
+  services: Services,
+  request: RetrievalRequest,
+  weights: FusionWeights = { semantic: 1, fulltext: 1 },
+): Promise<RetrievalResult> {
   const hits = await fused(services, request, weights);
   return { hits: hits.slice(request.offset, request.offset + request.limit), total: request.countTotal ? hits.length : null };
 }

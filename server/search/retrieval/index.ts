@@ -54,14 +54,17 @@ export async function countMatches(services: Services, type: 'semantic' | 'fullt
 }
 
 function validate(type: SearchType, request: RetrievalRequest): void {
-  if (!['semantic', 'fulltext', 'hybrid', 'bm25'].includes(type)) throw badRequest(`search_type: must be one of semantic, fulltext, hybrid, bm25, got ${JSON.stringify(type)}`);
+  if (!['semantic', 'fulltext', 'hybrid', 'bm25'].includes(type))
+    throw badRequest(`search_type: must be one of semantic, fulltext, hybrid, bm25, got ${JSON.stringify(type)}`);
   if (!Number.isInteger(request.limit) || request.limit < 0) throw badRequest(`limit: must be a whole number at least 0, got ${request.limit}`);
   if (!Number.isInteger(request.offset) || request.offset < 0) throw badRequest(`offset: must be a whole number at least 0, got ${request.offset}`);
   if (typeof request.query !== 'string' || request.query.trim() === '') throw badRequest('query: must not be empty');
   if (request.scoreThreshold != null && !Number.isFinite(request.scoreThreshold)) throw badRequest('score_threshold: must be a number');
   const config = datasetConfig(request.dataset);
-  if ((type === 'semantic' || type === 'hybrid') && !config.SEMANTIC_ENABLED) throw badRequest(`search_type ${type}: semantic search is disabled for this dataset (SEMANTIC_ENABLED)`);
-  if (type === 'fulltext' && !config.FULLTEXT_ENABLED) throw badRequest('search_type fulltext: full-text search is disabled for this dataset (FULLTEXT_ENABLED)');
+  if ((type === 'semantic' || type === 'hybrid') && !config.SEMANTIC_ENABLED)
+    throw badRequest(`search_type ${type}: semantic search is disabled for this dataset (SEMANTIC_ENABLED)`);
+  if (type === 'fulltext' && !config.FULLTEXT_ENABLED)
+    throw badRequest('search_type fulltext: full-text search is disabled for this dataset (FULLTEXT_ENABLED)');
   if (type === 'hybrid' && !config.FULLTEXT_ENABLED && !config.BM25_ENABLED) throw badRequest('search_type hybrid: needs FULLTEXT_ENABLED or BM25_ENABLED');
   if (type === 'bm25' && !config.BM25_ENABLED) throw badRequest('search_type bm25: BM25 is disabled for this dataset (BM25_ENABLED)');
   // Refused before any engine is asked, with the request's field name.

@@ -143,7 +143,10 @@ export async function countSemantic(services: Services, query: SemanticQuery | n
   const db = services.store.db;
   let builder: Knex.QueryBuilder;
   if (request.scoreThreshold == null) {
-    builder = applyTermConditions(applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'), request.conditions);
+    builder = applyTermConditions(
+      applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'),
+      request.conditions,
+    );
   } else {
     if (!query) throw new Error('counting within a score threshold needs the query');
     builder = candidates(db, query, request).whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);

@@ -155,7 +155,12 @@ export interface Bm25Document {
  * candidates, a term's document count at least the candidates holding it, w(t) the boost's factor
  * for boosted terms, else 1.
  */
-export function bm25(documents: Bm25Document[], terms: Bm25Term[], total: number, boost?: { lexemes: string[]; factor: number }): { id: string; score: number }[] {
+export function bm25(
+  documents: Bm25Document[],
+  terms: Bm25Term[],
+  total: number,
+  boost?: { lexemes: string[]; factor: number },
+): { id: string; score: number }[] {
   if (documents.length === 0) return [];
   const average = Math.max(1, documents.reduce((sum, d) => sum + d.length, 0) / documents.length);
   const holds = (d: Bm25Document, t: Bm25Term) => (t.prefix ? d.prefixes.has(t.lexeme) : d.tf.has(t.lexeme));

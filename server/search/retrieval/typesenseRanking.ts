@@ -100,7 +100,12 @@ async function countWords(services: Services, request: RetrievalRequest, lastIsP
   const fromEngine = new Map(asked.map((w, i) => [w.word, engine.words[i].found]));
   return {
     documents,
-    words: words.map((w, i) => ({ word: w.word, prefix: w.prefix, found: w.vocabulary == null ? fromEngine.get(w.word)! : rows[i].chunks, stems: rows[i].stems })),
+    words: words.map((w, i) => ({
+      word: w.word,
+      prefix: w.prefix,
+      found: w.vocabulary == null ? fromEngine.get(w.word)! : rows[i].chunks,
+      stems: rows[i].stems,
+    })),
   };
 }
 
@@ -114,7 +119,10 @@ async function rareWordChunks(services: Services, request: RetrievalRequest, wor
     listed += word.found;
   }
   if (rare.length === 0) return [];
-  const { words: lists } = await services.lexical.words!({ datasetId: request.dataset.id, words: rare.map((w) => ({ word: w.word, prefix: w.prefix, limit: w.found })) });
+  const { words: lists } = await services.lexical.words!({
+    datasetId: request.dataset.id,
+    words: rare.map((w) => ({ word: w.word, prefix: w.prefix, limit: w.found })),
+  });
   return lists.flatMap((l) => l.ids);
 }
 
@@ -132,7 +140,10 @@ export async function rankedTypesenseCandidates(
   // words add chunks only to a plain query: "quoted phrases" and -words ask for strict matches.
   const [found, { counts, rare }] = await Promise.all([
     services.lexical.search({ datasetId: request.dataset.id, query: request.query, limit: window }),
-    countWords(services, request, lastIsPrefix).then(async (counts) => ({ counts, rare: anyWord ? await rareWordChunks(services, request, counts.words) : [] })),
+    countWords(services, request, lastIsPrefix).then(async (counts) => ({
+      counts,
+      rare: anyWord ? await rareWordChunks(services, request, counts.words) : [],
+    })),
   ]);
   const candidates = new Map<string, Candidate>();
   for (const hit of found) if (UUID.test(hit.id) && !candidates.has(hit.id)) candidates.set(hit.id, { id: hit.id, engine: hit.score });
@@ -146,7 +157,12 @@ export async function rankedTypesenseCandidates(
  */
 export async function typesenseScores(services: Services, request: RetrievalRequest, ids: string[]): Promise<Hit[]> {
   const counts = await countWords(services, request, false);
-  return rank(services.store.db, request, ids.filter((id) => UUID.test(id)).map((id) => ({ id, engine: 0 })), counts);
+  return rank(
+    services.store.db,
+    request,
+    ids.filter((id) => UUID.test(id)).map((id) => ({ id, engine: 0 })),
+    counts,
+  );
 }
 
 async function rank(db: Knex, request: RetrievalRequest, candidates: Candidate[], counts: { documents: number; words: WordCount[] }): Promise<Hit[]> {
@@ -162,10 +178,21 @@ async function rank(db: Knex, request: RetrievalRequest, candidates: Candidate[]
   });
   const whole = [...terms.values()].filter((t) => !t.prefix);
   const prefixes = [...terms.values()].filter((t) => t.prefix);
-  const rows = await occurrences(db, request, candidates, whole.map((t) => t.lexeme), prefixes.map((t) => lexemeQuery(t)));
+  const rows = await occurrences(
+    db,
+    request,
+    candidates,
+    whole.map((t) => t.lexeme),
+    prefixes.map((t) => lexemeQuery(t)),
+  );
   const engine = new Map(candidates.map((c) => [c.id, c.engine]));
   const scored = bm25(
-    rows.map((r) => ({ id: r.id, length: r.len, tf: termFrequencies(r.terms), prefixes: new Set(prefixes.filter((_, i) => r.prefixed?.[i]).map((t) => t.lexeme)) })),
+    rows.map((r) => ({
+      id: r.id,
+      length: r.len,
+      tf: termFrequencies(r.terms),
+      prefixes: new Set(prefixes.filter((_, i) => r.prefixed?.[i]).map((t) => t.lexeme)),
+    })),
     [...whole, ...prefixes],
     counts.documents,
     request.termBoost,
@@ -205,9 +232,22 @@ async function occurrences(db: Knex, request: RetrievalRequest, candidates: Cand
       db.raw('coalesce(chunks.bm25_length, 0) as len'),
       db.raw(`ts_filter(setweight(coalesce(chunks.bm25_terms, ''::tsvector), 'A', ?::text[]), '{a}')::text as terms`, [lexemes]),
     );
-  if (prefixes.length) query.select(db.raw('(select array_agg(coalesce(chunks.bm25_terms @@ p, false) order by i) from unnest(?::tsquery[]) with ordinality as x(p, i)) as prefixed', [prefixes]));
+  if (prefixes.length)
+    query.select(
+      db.raw('(select array_agg(coalesce(chunks.bm25_terms @@ p, false) order by i) from unnest(?::tsquery[]) with ordinality as x(p, i)) as prefixed', [
+        prefixes,
+      ]),
+    );
   if (hasFilter(request)) {
-    const kept = applyTermConditions(applyChunkFilter(db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id).whereRaw('chunks.id = any(?::uuid[])', [ids]), request.filter, 'chunks', 'filters'), request.conditions);
+    const kept = applyTermConditions(
+      applyChunkFilter(
+        db('chunks').select('chunks.id').where('chunks.dataset_id', request.dataset.id).whereRaw('chunks.id = any(?::uuid[])', [ids]),
+        request.filter,
+        'chunks',
+        'filters',
+      ),
+      request.conditions,
+    );
     query.select(db.raw('chunks.id in (?) as kept', [kept]));
   } else query.select(db.raw('true as kept'));
   const rows: Occurrences[] = await query;

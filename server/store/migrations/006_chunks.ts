@@ -24,6 +24,7 @@ export async function down(db: Knex): Promise<void> {
   await db.raw('drop index if exists chunks_dataset_id_id');
   await db.schema.dropTableIfExists('chunk_vectors');
   await db.schema.alterTable('chunks', (t) => {
-    for (const column of ['convert_html_to_text', 'semantic_content', 'fulltext_content', 'fulltext_boost', 'semantic_boost', 'split_avg']) t.dropColumn(column);
+    for (const column of ['convert_html_to_text', 'semantic_content', 'fulltext_content', 'fulltext_boost', 'semantic_boost', 'split_avg'])
+      t.dropColumn(column);
   });
 }

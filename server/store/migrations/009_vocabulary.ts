@@ -62,11 +62,15 @@ export async function up(db: Knex): Promise<void> {
       return null;
     end $$`);
   // Transition tables cannot go with a column list or several events: one trigger per event.
-  await db.raw('create trigger chunk_words_inserted after insert on chunks referencing new table as new_rows for each statement execute function chunk_words_changed()');
+  await db.raw(
+    'create trigger chunk_words_inserted after insert on chunks referencing new table as new_rows for each statement execute function chunk_words_changed()',
+  );
   await db.raw(
     'create trigger chunk_words_updated after update on chunks referencing old table as old_rows new table as new_rows for each statement execute function chunk_words_changed()',
   );
-  await db.raw('create trigger chunk_words_deleted after delete on chunks referencing old table as old_rows for each statement execute function chunk_words_changed()');
+  await db.raw(
+    'create trigger chunk_words_deleted after delete on chunks referencing old table as old_rows for each statement execute function chunk_words_changed()',
+  );
   await backfill(db);
 }
 
@@ -74,9 +78,13 @@ export async function up(db: Knex): Promise<void> {
 async function backfill(db: Knex): Promise<void> {
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const rows = await db('chunks').where('id', '>', after).orderBy('id').limit(500).select('id', 'chunk_html', 'convert_html_to_text', 'fulltext_content', 'fulltext_boost', 'semantic_content');
+    const rows = await db('chunks')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(500)
+      .select('id', 'chunk_html', 'convert_html_to_text', 'fulltext_content', 'fulltext_boost', 'semantic_content');
     if (rows.length === 0) return;
-    await db.raw('update chunks set words = string_to_array(x.words, \' \') from unnest(?::uuid[], ?::text[]) as x(id, words) where chunks.id = x.id', [
+    await db.raw("update chunks set words = string_to_array(x.words, ' ') from unnest(?::uuid[], ?::text[]) as x(id, words) where chunks.id = x.id", [
       rows.map((r) => r.id),
       rows.map((r) => surfaceWords(lexicalText(r)).join(' ')),
     ]);

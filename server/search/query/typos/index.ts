@@ -70,7 +70,9 @@ export function bestCorrection(word: string, candidates: VocabularyWord[], maxTy
     const edits = dl(word, candidate.word).steps;
     if (edits === 0 || edits > maxTypos) continue;
     const better =
-      !best || edits < best.edits || (edits === best.edits && (candidate.chunks > best.chunks || (candidate.chunks === best.chunks && candidate.word < best.word)));
+      !best ||
+      edits < best.edits ||
+      (edits === best.edits && (candidate.chunks > best.chunks || (candidate.chunks === best.chunks && candidate.word < best.word)));
     if (better) best = { word: candidate.word, edits, chunks: candidate.chunks };
   }
   return best?.word ?? null;
