@@ -1,12 +1,14 @@
 // Installs schemathesis, the contract fuzzer of test/http/contract-fuzz.test.ts, from PyPI into
-// <project>/.services/fuzz-venv, the way install.ts installs the engines: every package pinned
-// (schemathesis and what it needs, so a new machine gets the same run), binary wheels only, a marker
-// recording what was installed, and a lock so parallel test files install it once.
+// <project>/.tools/fuzz-venv, apart from the engines in .services (its Rust extension holds
+// runtime-dispatched AVX-512 code under stripped names, which the engines' portability check would
+// flag), the way install.ts installs the engines: every package pinned (schemathesis and what it
+// needs, so a new machine gets the same run), binary wheels only, a marker recording what was
+// installed, and a lock so parallel test files install it once.
 // `npx tsx scripts/services/fuzz.ts` installs it by hand.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SERVICES_DIR } from './paths.js';
+import { TOOLS_DIR } from './paths.js';
 import type { Log } from './proc.js';
 import { installVenv, withInstallLock } from './venv.js';
 
@@ -41,10 +43,10 @@ export const FUZZ_PACKAGES = [
   'Werkzeug==3.1.9',
 ] as const;
 
-export const FUZZ_VENV = path.join(SERVICES_DIR, 'fuzz-venv');
+export const FUZZ_VENV = path.join(TOOLS_DIR, 'fuzz-venv');
 export const SCHEMATHESIS_BIN = path.join(FUZZ_VENV, 'bin', 'schemathesis');
 const MARKER = path.join(FUZZ_VENV, 'installed.json');
-const LOCK_DIR = path.join(SERVICES_DIR, 'fuzz-install.lock');
+const LOCK_DIR = path.join(TOOLS_DIR, 'fuzz-install.lock');
 
 function isInstalled(): boolean {
   try {
@@ -59,8 +61,8 @@ function isInstalled(): boolean {
 export async function installFuzz(opts: { log?: Log } = {}): Promise<string> {
   const log = opts.log ?? (() => {});
   if (isInstalled()) return SCHEMATHESIS_BIN;
-  fs.mkdirSync(SERVICES_DIR, { recursive: true });
-  fs.writeFileSync(path.join(SERVICES_DIR, '.gitignore'), '*\n');
+  fs.mkdirSync(TOOLS_DIR, { recursive: true });
+  fs.writeFileSync(path.join(TOOLS_DIR, '.gitignore'), '*\n');
   await withInstallLock(LOCK_DIR, 'schemathesis', log, async () => {
     if (isInstalled()) return;
     const started = Date.now();

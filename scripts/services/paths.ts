@@ -8,6 +8,11 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const SERVICES_DIR = path.join(PROJECT_ROOT, '.services');
 export const VENV_DIR = path.join(SERVICES_DIR, 'venv');
 export const BIN_DIR = path.join(SERVICES_DIR, 'bin');
+/**
+ * Test tools (the contract fuzzer), apart from the engines: `.services` holds only what the service
+ * runs on, which CI checks for CPU-specific machine code.
+ */
+export const TOOLS_DIR = path.join(PROJECT_ROOT, '.tools');
 export const DEFAULT_DATA_DIR = path.join(SERVICES_DIR, 'data');
 /** KEY=VALUE lines written by `npm run services`, read by `npm run start:full`. */
 export const ENV_FILE = path.join(SERVICES_DIR, 'env');
