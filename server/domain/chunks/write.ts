@@ -172,4 +172,3 @@ export async function bookmark(trx: Knex.Transaction, memberships: { chunkId: st
   const rows = memberships.flatMap(({ chunkId, groupIds }) => groupIds.map((group_id) => ({ group_id, chunk_id: chunkId })));
   if (rows.length) await trx('chunk_group_bookmarks').insert(rows).onConflict(['group_id', 'chunk_id']).ignore();
 }
-
