@@ -17,6 +17,7 @@ import { openStore, type Store } from '../../server/store/db.js';
 import { projectPath } from '../../scripts/contract/paths.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { mode, testEnvironment } from '../support/env.js';
+import { waitFor } from '../support/wait.js';
 
 /** The real index, counting removeDataset calls and letting a test hold them. */
 function counting(inner: LexicalIndex) {
@@ -44,16 +45,6 @@ async function seed(store: Store, chunks: number): Promise<string> {
   const [dataset] = await store.db('datasets').insert({ organization_id: org.id, name: 'purged' }).returning('id');
   await store.db('chunks').insert(Array.from({ length: chunks }, (_, i) => ({ id: randomUUID(), dataset_id: dataset.id, chunk_html: `lease ${i}` })));
   return dataset.id;
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const finished = (store: Store, id: string) =>

@@ -19,6 +19,7 @@ import { openStore, type Store } from '../../server/store/db.js';
 import { createActivities } from '../../workflows/activities/index.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { mode, testConfig } from '../support/env.js';
+import { waitFor } from '../support/wait.js';
 
 /** The real index, with a per-dataset hook run before removeDataset (to fail or hold it). */
 function instrumented(inner: LexicalIndex) {
@@ -54,16 +55,6 @@ async function seedDataset(store: Store, lexical: LexicalIndex, chunks: number):
 async function count(store: Store, table: string, where: Record<string, string>): Promise<number> {
   const [row] = await store.db(table).where(where).count({ n: '*' });
   return Number(row.n);
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe(`workflow engine (${mode})`, () => {
