@@ -10,7 +10,7 @@ import threading
 import uuid
 
 import schemathesis
-from hypothesis.internal import lambda_sources
+from hypothesis.internal import filtering, lambda_sources
 
 PROTECTED = {value for value in os.environ.get("FUZZ_PROTECTED_IDS", "").split(",") if value}
 
@@ -31,7 +31,8 @@ def before_call(ctx, case, **kwargs):
 
 # CPython 3.11's ast.parse is not safe across threads ("AST constructor recursion depth mismatch",
 # python/cpython#106905), and Hypothesis parses source to describe the filters schemathesis' workers
-# build at once. One at a time, the descriptions are the same and the run no longer errs.
+# build at once (its source cache then loses entries under another thread: a KeyError that
+# Hypothesis reports as a FlakyFailure). One at a time, the descriptions are the same.
 def _one_at_a_time(describe):
     lock = threading.Lock()
 
@@ -42,4 +43,7 @@ def _one_at_a_time(describe):
     return locked
 
 
-lambda_sources.lambda_description = _one_at_a_time(lambda_sources.lambda_description)
+# filtering.py imported the function by name before this hook ran: it needs the same lock.
+_locked = _one_at_a_time(lambda_sources.lambda_description)
+lambda_sources.lambda_description = _locked
+filtering.lambda_description = _locked
