@@ -48,8 +48,9 @@ class DiskStorage implements FileStorage {
         done(null, chunk);
       },
     });
+    const file = createWriteStream(temp, { flags: 'wx' });
     try {
-      await pipeline(body, meter, createWriteStream(temp, { flags: 'wx' }));
+      await pipeline(body, meter, file);
       const handle = await open(temp, 'r');
       try {
         await handle.sync();
@@ -58,6 +59,9 @@ class DiskStorage implements FileStorage {
       }
       await rename(temp, target);
     } catch (error) {
+      // A body that fails before the file has opened leaves the open pending: removing the file
+      // before the stream has closed would let the open create it afterwards, and it would stay.
+      if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
       await rm(temp, { force: true });
       throw error;
     }
