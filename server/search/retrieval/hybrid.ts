@@ -11,7 +11,7 @@
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
-import { bm25Top } from './bm25.js';
+import { bm25Top } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
 import { nearest, semanticQuery } from './semantic.js';
 

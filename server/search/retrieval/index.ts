@@ -15,7 +15,7 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { validateChunkFilter } from '../filters.js';
 import type { RetrievalRequest, RetrievalResult, SearchType } from '../types.js';
-import { bm25Search, countBm25 } from './bm25.js';
+import { bm25Search, countBm25 } from './bm25/index.js';
 import { countFulltext, fulltextSearch } from './fulltext.js';
 import { hybridSearch } from './hybrid.js';
 import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';

@@ -13,6 +13,7 @@ import * as m010 from './010_recommendations.js';
 import * as m011 from './011_files.js';
 import * as m012 from './012_ingest.js';
 import * as m013 from './013_job_leases.js';
+import * as m014 from './014_bm25_postings.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '011_files': m011,
   '012_ingest': m012,
   '013_job_leases': m013,
+  '014_bm25_postings': m014,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,170 @@
+// BM25 keyword retrieval, exact, reading few postings (the same in PGlite and PostgreSQL).
+//
+// A chunk's score is Σ w(t) · idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg)) over the query terms
+// it holds (stemmed, stop words dropped; w(t) is the fulltext boost's factor for boosted terms, else
+// 1), with the dataset's BM25_K, BM25_B and average length: BM25_AVG_LEN when the dataset sets it,
+// else the dataset's actual average chunk length in terms (the standard choice). idf(t) =
+// ln(1 + (N − df + 0.5) / (df + 0.5)) is counted over the whole dataset, so a filter narrows the
+// results without changing their scores.
+//
+// The top k, exactly (bounds.ts):
+//   1. each term's leading postings (highest tf, then shortest chunk) give candidates; their exact
+//      scores give θ, the k-th best so far: the true k-th best scores at least θ;
+//   2. from θ, each term's postings that could lift a chunk to θ, read as index ranges; their chunks,
+//      scored exactly, hold the top k. Step 2 is skipped when step 1 already read every such posting.
+// With a filter, the chunks passing it that hold a query term are scored directly when they are few
+// (a selective filter); otherwise the leading postings are read deeper until k candidates pass.
+import type { Knex } from 'knex';
+import { datasetConfig } from '../../../domain/datasetConfig.js';
+import type { DatasetRow } from '../../../domain/datasets.js';
+import type { Services } from '../../../services.js';
+import { hasConditions } from '../../filters.js';
+import { hasTermConditions } from '../../query/conditions.js';
+import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
+import { idf } from '../termWeights.js';
+import { type Bm25Parameters, covers, impactFloors, mostImpact, type PostingRange, type ReadEdge, rangesReaching } from './bounds.js';
+import {
+  chunksInRanges,
+  countPassingMatches,
+  leadingPostings,
+  type Posting,
+  passingMatches,
+  scoreChunks,
+  termStatistics,
+  type WeightedTerms,
+} from './postings.js';
+
+/** Leading postings read per term at least (and at least k). */
+const LEADING_POSTINGS = 100;
+/** With a filter, leading postings are read this much deeper while too few candidates pass... */
+const DEEPER = 8;
+/** ...up to this many per term. */
+const MOST_LEADING_POSTINGS = 8192;
+/** A filter leaving at most `directScoring` matching chunks has them scored directly (a test lowers it). */
+export const filterPlan = { directScoring: 2000 };
+
+/** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
+export async function queryTerms(db: Knex, query: string): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { lexeme: string }[] }>(`select distinct lexeme from unnest(to_tsvector('english', ?))`, [query]);
+  return rows.map((r) => r.lexeme);
+}
+
+interface Bm25Query extends WeightedTerms {
+  parameters: Bm25Parameters;
+}
+
+/** The query's terms that some chunk holds, their weights, and the dataset's parameters; null when nothing can match. */
+async function prepare(db: Knex, request: RetrievalRequest): Promise<Bm25Query | null> {
+  const all = await queryTerms(db, request.query);
+  if (all.length === 0) return null;
+  const statistics = await termStatistics(db, request.dataset.id, all);
+  const held = all.flatMap((term, i) => (statistics.counts[i] > 0 ? [{ term, count: statistics.counts[i] }] : []));
+  if (held.length === 0 || statistics.chunks === 0) return null;
+  const config = datasetConfig(request.dataset);
+  const boost = request.termBoost;
+  return {
+    terms: held.map((t) => t.term),
+    weights: held.map((t) => idf(statistics.chunks, t.count) * (boost?.lexemes.includes(t.term) ? boost.factor : 1)),
+    parameters: { k1: config.BM25_K, b: config.BM25_B, averageLength: config.BM25_AVG_LEN ?? actualAverage(statistics.chunks, statistics.lengthSum) },
+  };
+}
+
+/** The length BM25 normalizes against: the dataset's BM25_AVG_LEN, else its actual average. */
+export async function averageLength(db: Knex, dataset: DatasetRow): Promise<number> {
+  const configured = datasetConfig(dataset).BM25_AVG_LEN;
+  if (configured != null) return configured;
+  const { chunks, lengthSum } = await termStatistics(db, dataset.id, []);
+  return actualAverage(chunks, lengthSum);
+}
+
+const actualAverage = (chunks: number, lengthSum: number) => (chunks > 0 && lengthSum > 0 ? lengthSum / chunks : 1);
+
+const narrowed = (request: RetrievalRequest) => hasConditions(request.filter) || hasTermConditions(request.conditions);
+
+/** Where each term's leading postings stopped, and the highest tf each term reaches. */
+function edges(query: Bm25Query, postings: Posting[], perTerm: number): { edges: ReadEdge[]; maxTf: number[] } {
+  const byTerm = new Map<string, Posting[]>(query.terms.map((t) => [t, []]));
+  for (const p of postings) byTerm.get(p.term)?.push(p);
+  const read = query.terms.map((t) => byTerm.get(t) ?? []);
+  return {
+    edges: read.map((list) => {
+      const last = list[list.length - 1];
+      return { exhausted: list.length < perTerm, tf: last?.tf ?? 0, length: last?.length ?? 0 };
+    }),
+    maxTf: read.map((list) => list[0]?.tf ?? 0),
+  };
+}
+
+/** Each term's ranges of postings that could lift a chunk to `threshold`. */
+function rangesFor(query: Bm25Query, maxTf: number[], threshold: number): PostingRange[][] {
+  const floors = impactFloors(
+    threshold,
+    query.weights.map((weight, i) => ({ weight, most: mostImpact(maxTf[i], query.parameters) })),
+  );
+  return floors.map((floor) => (floor === Infinity ? [] : rangesReaching(floor, query.parameters)));
+}
+
+/** The best `k` chunks passing the filter and scoring at least `least`, best first. */
+async function top(db: Knex, request: RetrievalRequest, query: Bm25Query, k: number, least: number): Promise<Hit[]> {
+  if (k <= 0) return [];
+  if (narrowed(request)) {
+    const matches = await passingMatches(db, request, query.terms, filterPlan.directScoring + 1);
+    if (matches.length <= filterPlan.directScoring) return scoreChunks(db, request, matches, query, query.parameters, least, k);
+  }
+  for (let perTerm = Math.max(LEADING_POSTINGS, k); ; perTerm *= DEEPER) {
+    const leading = await leadingPostings(db, request.dataset.id, query.terms, perTerm);
+    const scored = await scoreChunks(db, request, [...new Set(leading.map((p) => p.chunkId))], query, query.parameters, least, k);
+    const read = edges(query, leading, perTerm);
+    if (read.edges.every((e) => e.exhausted)) return scored;
+    if (scored.length < k && narrowed(request) && perTerm < MOST_LEADING_POSTINGS) continue;
+    // A hair below the k-th score: a chunk tied with it must not fall out by rounding.
+    const threshold = Math.max(scored.length >= k ? scored[k - 1].score * (1 - 1e-9) : 0, least);
+    const ranges = rangesFor(query, read.maxTf, threshold);
+    if (ranges.every((r, i) => covers(read.edges[i], r))) return scored;
+    const candidates = await chunksInRanges(
+      db,
+      request.dataset.id,
+      ranges.flatMap((list, i) => list.map((range) => ({ term: query.terms[i], range }))),
+    );
+    return scoreChunks(db, request, candidates, query, query.parameters, threshold, k);
+  }
+}
+
+/** Every chunk passing the filter that scores at least `least` (for counting within a threshold). */
+async function allAbove(db: Knex, request: RetrievalRequest, query: Bm25Query, least: number): Promise<Hit[]> {
+  const leading = await leadingPostings(db, request.dataset.id, query.terms, 1);
+  const ranges = rangesFor(query, edges(query, leading, 1).maxTf, least);
+  const candidates = await chunksInRanges(
+    db,
+    request.dataset.id,
+    ranges.flatMap((list, i) => list.map((range) => ({ term: query.terms[i], range }))),
+  );
+  return scoreChunks(db, request, candidates, query, query.parameters, least, null);
+}
+
+/** How many chunks the search matches: those passing the filter that hold a query term, or that reach the threshold. */
+async function count(db: Knex, request: RetrievalRequest, query: Bm25Query): Promise<number> {
+  if (request.scoreThreshold == null) return countPassingMatches(db, request, query.terms);
+  return (await allAbove(db, request, query, request.scoreThreshold)).length;
+}
+
+export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
+  const db = services.store.db;
+  const query = await prepare(db, request);
+  if (!query) return { hits: [], total: request.countTotal ? 0 : null };
+  const hits = await top(db, request, query, request.offset + request.limit, request.scoreThreshold ?? 0);
+  return { hits: hits.slice(request.offset), total: request.countTotal ? await count(db, request, query) : null };
+}
+
+/** The best `window` BM25 hits, for fusion. */
+export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
+  const db = services.store.db;
+  const query = await prepare(db, request);
+  return query ? top(db, request, query, window, request.scoreThreshold ?? 0) : [];
+}
+
+export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
+  const db = services.store.db;
+  const query = await prepare(db, request);
+  return query ? count(db, request, query) : 0;
+}

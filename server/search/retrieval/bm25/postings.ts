@@ -1,0 +1,130 @@
+// The SQL of BM25 retrieval: the statistics, postings and chunk terms it reads (migration 014 keeps
+// the postings and counts; migration 008 the terms on each chunk row).
+import type { Knex } from 'knex';
+import type { RetrievalRequest } from '../../types.js';
+import { applyChunkFilter } from '../../filters.js';
+import { applyTermConditions } from '../../query/conditions.js';
+import { lexemeQuery } from '../termWeights.js';
+import type { Bm25Parameters, PostingRange } from './bounds.js';
+
+export interface TermStatistics {
+  /** Chunks of the dataset (with terms). */
+  chunks: number;
+  /** Their lengths in terms, summed. */
+  lengthSum: number;
+  /** Per term, in the request's order, how many chunks hold it. */
+  counts: number[];
+}
+
+export async function termStatistics(db: Knex, datasetId: string, terms: string[]): Promise<TermStatistics> {
+  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; counts: number[] }[] }>(
+    `select t.chunks, t.length_sum,
+            array(select coalesce(c.chunks, 0) from unnest(?::text[]) with ordinality as q(term, i)
+                    left join bm25_term_counts c on c.dataset_id = ? and c.term = q.term order by q.i) as counts
+       from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
+    [terms, datasetId, datasetId],
+  );
+  const [row] = rows;
+  return { chunks: Number(row.chunks ?? 0), lengthSum: Number(row.length_sum ?? 0), counts: row.counts.map(Number) };
+}
+
+export interface Posting {
+  term: string;
+  chunkId: string;
+  tf: number;
+  length: number;
+}
+
+/** Each term's first `perTerm` postings: highest term frequency first, then shortest chunk. */
+export async function leadingPostings(db: Knex, datasetId: string, terms: string[], perTerm: number): Promise<Posting[]> {
+  const { rows } = await db.raw<{ rows: { term: string; chunk_id: string; tf: number; len: number }[] }>(
+    `select q.term, p.chunk_id, p.tf, p.len
+       from unnest(?::text[]) as q(term)
+       cross join lateral (select chunk_id, tf, len from bm25_postings
+                            where dataset_id = ? and term = q.term
+                            order by tf desc, len, chunk_id limit ?) as p`,
+    [terms, datasetId, perTerm],
+  );
+  return rows.map((r) => ({ term: r.term, chunkId: r.chunk_id, tf: r.tf, length: r.len }));
+}
+
+/** The chunks holding a posting in one of the ranges (each an index range scan), distinct. */
+export async function chunksInRanges(db: Knex, datasetId: string, ranges: { term: string; range: PostingRange }[]): Promise<string[]> {
+  if (ranges.length === 0) return [];
+  const { rows } = await db.raw<{ rows: { chunk_id: string }[] }>(
+    `select distinct p.chunk_id
+       from unnest(?::text[], ?::int[], ?::int[], ?::int[]) as r(term, tf_from, tf_to, max_len)
+       cross join lateral (select chunk_id from bm25_postings
+                            where dataset_id = ? and term = r.term and tf between r.tf_from and r.tf_to and len <= r.max_len) as p`,
+    [ranges.map((r) => r.term), ranges.map((r) => r.range.tfFrom), ranges.map((r) => r.range.tfTo), ranges.map((r) => r.range.maxLength), datasetId],
+  );
+  return rows.map((r) => r.chunk_id);
+}
+
+/** The dataset's chunks that pass the request's filter and conditions, as a query over `chunks`. */
+function passing(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
+  return applyTermConditions(
+    applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'),
+    request.conditions,
+  );
+}
+
+/** A tsquery matching chunks that hold any of the terms. */
+const anyTerm = (terms: string[]) => terms.map((lexeme) => lexemeQuery({ lexeme, prefix: false })).join(' | ');
+
+/** Up to `limit` of the chunks passing the filter that hold any of the terms. */
+export async function passingMatches(db: Knex, request: RetrievalRequest, terms: string[], limit: number): Promise<string[]> {
+  return passing(db, request)
+    .whereRaw('chunks.bm25_terms @@ ?::tsquery', [anyTerm(terms)])
+    .limit(limit)
+    .pluck('chunks.id');
+}
+
+/** How many chunks passing the filter hold any of the terms. */
+export async function countPassingMatches(db: Knex, request: RetrievalRequest, terms: string[]): Promise<number> {
+  const [row] = await passing(db, request)
+    .whereRaw('chunks.bm25_terms @@ ?::tsquery', [anyTerm(terms)])
+    .count<{ count: string | number }[]>('* as count');
+  return Number(row.count);
+}
+
+export interface WeightedTerms {
+  terms: string[];
+  /** Per term: idf times its boost factor. */
+  weights: number[];
+}
+
+/**
+ * The BM25 scores of the chunks among `ids` that pass the filter, at least `least`, best first (ties
+ * by id), at most `limit` of them (null: all), each computed from every query term the chunk holds.
+ */
+export async function scoreChunks(
+  db: Knex,
+  request: RetrievalRequest,
+  ids: string[],
+  query: WeightedTerms,
+  { k1, b, averageLength }: Bm25Parameters,
+  least: number,
+  limit: number | null,
+): Promise<{ id: string; score: number }[]> {
+  if (ids.length === 0) return [];
+  const chunks = passing(db, request)
+    .whereRaw('chunks.id = any(?::uuid[])', [ids])
+    .select('chunks.id', 'chunks.bm25_length as len', 'chunks.bm25_terms as terms');
+  // Each chunk's terms cut down to the query's before they become rows: the stored terms carry
+  // label D, setweight marks the query's A and ts_filter keeps those.
+  const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(
+    `select id, score from (
+       select c.id, sum(q.weight * u.tf * (?::float8 + 1) / (u.tf + ?::float8 * (1 - ?::float8 + ?::float8 * c.len / ?::float8))) as score
+         from (?) as c
+         cross join lateral (select lexeme, coalesce(array_length(positions, 1), 1) as tf
+                               from unnest(ts_filter(setweight(c.terms, 'A', ?::text[]), '{a}'))) as u
+         join unnest(?::text[], ?::float8[]) as q(term, weight) on q.term = u.lexeme
+        group by c.id) as scored
+      where score >= ?
+      order by score desc, id
+      limit ?`,
+    [k1, k1, b, b, averageLength, chunks, query.terms, query.terms, query.weights, least, limit],
+  );
+  return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+}

@@ -1,0 +1,305 @@
+// BM25 over the postings index (search/retrieval/bm25, migration 014) against an exhaustive BM25
+// computed here from every chunk's stored terms: the same top k, in the same order, with the same
+// scores, for many queries, page sizes, filters and thresholds; and the index kept exact by the
+// triggers through inserts, updates and deletes. The corpus is written straight into `chunks` (its
+// terms by PostgreSQL's analyzer, as the write path stores them): large enough, quickly, to make
+// the index read few postings, score selective filters directly and read deeper for broad ones.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
+import type * as T from '../../generated/client/types.gen.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
+import { filterPlan, queryTerms } from '../../server/search/retrieval/bm25/index.js';
+import { retrieve } from '../../server/search/retrieval/index.js';
+import { idf } from '../../server/search/retrieval/termWeights.js';
+import type { Hit, RetrievalRequest } from '../../server/search/types.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+let service: TestService;
+let orgId: string;
+const db = () => service.services.store.db;
+
+/** A deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = [
+  'glacier',
+  'river',
+  'canyon',
+  'forest',
+  'meadow',
+  'harbour',
+  'lantern',
+  'compass',
+  'orchard',
+  'falcon',
+  'summit',
+  'valley',
+  'granite',
+  'copper',
+  'amber',
+  'willow',
+  'thunder',
+  'ember',
+  'crystal',
+  'marble',
+  'cedar',
+  'prairie',
+  'tundra',
+  'lagoon',
+  'beacon',
+  'quarry',
+  'saddle',
+  'anchor',
+  'voyage',
+  'ledger',
+  'parcel',
+  'refund',
+  'warranty',
+  'invoice',
+  'battery',
+  'kettle',
+  'blanket',
+  'helmet',
+  'ladder',
+  'pillow',
+  'rocket',
+  'tablet',
+  'violin',
+  'walnut',
+  'yogurt',
+  'zephyr',
+  'bramble',
+  'cobalt',
+];
+const FUNCTION_WORDS = ['the', 'of', 'and', 'a', 'to', 'in', 'is', 'with'];
+
+/** Zipf-like: early words far more often than late ones, so some terms are in most chunks. */
+function word(random: () => number): string {
+  return random() < 0.25 ? FUNCTION_WORDS[Math.floor(random() * FUNCTION_WORDS.length)] : WORDS[Math.floor(WORDS.length * random() ** 2.2)];
+}
+
+function text(random: () => number): string {
+  const length = 2 + Math.floor(random() ** 1.5 * 70);
+  const words: string[] = [];
+  for (let i = 0; i < length; i++) words.push(random() < 0.15 && words.length ? words[words.length - 1] : word(random));
+  return words.join(' ');
+}
+
+async function newDataset(name: string, serverConfiguration?: T.DatasetConfigurationDto): Promise<DatasetRow> {
+  const { data, error } = await createDataset({
+    client: service.client(),
+    headers: { 'SVC-Organization': orgId },
+    body: { dataset_name: name, server_configuration: serverConfiguration },
+  });
+  expect(error).toBeUndefined();
+  return (await db()('datasets').where({ id: data!.id }).first()) as DatasetRow;
+}
+
+/** Chunks with the given texts and tags, their terms written as the write path does (a second statement). */
+async function insertChunks(dataset: DatasetRow, chunks: { text: string; tags: string[] }[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < chunks.length; i += 500) {
+    const batch = chunks.slice(i, i + 500);
+    const rows: { id: string }[] = await db()('chunks')
+      .insert(batch.map((c) => ({ dataset_id: dataset.id, chunk_html: c.text, tag_set: c.tags })))
+      .returning('id');
+    await setTerms(
+      rows.map((r) => r.id),
+      batch.map((c) => c.text),
+    );
+    ids.push(...rows.map((r) => r.id));
+  }
+  return ids;
+}
+
+async function setTerms(ids: string[], texts: string[]): Promise<void> {
+  await db().raw(
+    `update chunks set chunk_html = t.text, bm25_terms = to_tsvector('english', t.text),
+       bm25_length = (select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(to_tsvector('english', t.text)) u)
+     from unnest(?::uuid[], ?::text[]) as t(id, text) where chunks.id = t.id`,
+    [ids, texts],
+  );
+}
+
+interface Stored {
+  id: string;
+  length: number;
+  tags: string[];
+  tf: Map<string, number>;
+}
+
+async function storedChunks(dataset: DatasetRow): Promise<Stored[]> {
+  const { rows } = await db().raw<{ rows: { id: string; len: number; tags: string[] | null; lexeme: string | null; tf: number | null }[] }>(
+    `select c.id, c.bm25_length as len, c.tag_set as tags, u.lexeme, coalesce(array_length(u.positions, 1), 1) as tf
+       from chunks c left join lateral unnest(c.bm25_terms) u on true
+      where c.dataset_id = ? and c.bm25_terms is not null`,
+    [dataset.id],
+  );
+  const byId = new Map<string, Stored>();
+  for (const r of rows) {
+    let chunk = byId.get(r.id);
+    if (!chunk) byId.set(r.id, (chunk = { id: r.id, length: r.len, tags: r.tags ?? [], tf: new Map() }));
+    if (r.lexeme) chunk.tf.set(r.lexeme, r.tf!);
+  }
+  return [...byId.values()];
+}
+
+/** BM25 of every chunk holding a query term, computed here from scratch: the reference. */
+function exhaustive(chunks: Stored[], terms: string[], k1: number, b: number, average: number | null, keep: (c: Stored) => boolean): Hit[] {
+  const avg = average ?? chunks.reduce((sum, c) => sum + c.length, 0) / chunks.length;
+  const df = terms.map((t) => chunks.filter((c) => c.tf.has(t)).length);
+  return chunks
+    .filter((c) => keep(c) && terms.some((t) => c.tf.has(t)))
+    .map((c) => ({
+      id: c.id,
+      score: terms.reduce((sum, t, i) => {
+        const tf = c.tf.get(t) ?? 0;
+        return tf ? sum + (idf(chunks.length, df[i]) * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * c.length) / avg)) : sum;
+      }, 0),
+    }))
+    .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1));
+}
+
+/** The same hits: ids in order, scores equal but for rounding (ties may swap only within rounding). */
+function expectSameHits(actual: Hit[], expected: Hit[], context: string): void {
+  expect(actual.length, context).toBe(expected.length);
+  actual.forEach((hit, i) => {
+    expect(hit.score, `${context} #${i}`).toBeCloseTo(expected[i].score, 9);
+    if (Math.abs(hit.score - (expected[i + 1]?.score ?? -1)) > 1e-9 && Math.abs(hit.score - (expected[i - 1]?.score ?? -1)) > 1e-9)
+      expect(hit.id, `${context} #${i}`).toBe(expected[i].id);
+  });
+  expect(new Set(actual.map((h) => h.id)), context).toEqual(new Set(expected.map((h) => h.id)));
+}
+
+const tagged = (tag: string): T.ChunkFilter => ({ must: [{ field: 'tag_set', match_any: [tag] }] });
+
+let dataset: DatasetRow;
+let chunks: Stored[];
+const QUERIES: string[] = [];
+
+beforeAll(async () => {
+  service = await startTestService();
+  orgId = (await createOrganization({ client: service.client(), body: { name: 'BM25 index' } })).data!.id;
+  dataset = await newDataset('bm25 index');
+  const random = prng(7);
+  const corpus = Array.from({ length: 6000 }, (_, i) => ({
+    text: text(random),
+    // few: 1 %, scored directly; most: 90 %, read deeper past the filter.
+    tags: [i % 100 === 0 ? 'few' : 'none', random() < 0.9 ? 'most' : 'other'],
+  }));
+  await insertChunks(dataset, corpus);
+  chunks = await storedChunks(dataset);
+  for (let i = 0; i < 40; i++) QUERIES.push(Array.from({ length: 1 + Math.floor(random() * 4) }, () => word(random)).join(' '));
+  QUERIES.push('glacier', 'the of and', 'cobalt zephyr', 'glaciers rivers and canyons');
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+async function bm25(request: Partial<RetrievalRequest> & { query: string }, target = dataset): Promise<Hit[]> {
+  return (await retrieve(service.services, 'bm25', { dataset: target, limit: 10, offset: 0, ...request })).hits;
+}
+
+describe('BM25 over the postings index', () => {
+  it('returns the exhaustive top k, in order, for every query and page size', async () => {
+    for (const query of QUERIES) {
+      const terms = await queryTerms(db(), query);
+      const expected = exhaustive(chunks, terms, 1.2, 0.75, null, () => true);
+      for (const limit of [1, 10, 100]) expectSameHits(await bm25({ query, limit }), expected.slice(0, limit), `${query} top ${limit}`);
+      expectSameHits(await bm25({ query, limit: 5, offset: 20 }), expected.slice(20, 25), `${query} page 5`);
+    }
+  });
+
+  it('is exact with a selective and with a broad filter, and with a threshold', async () => {
+    const direct = filterPlan.directScoring;
+    for (const query of QUERIES.slice(0, 20)) {
+      const terms = await queryTerms(db(), query);
+      for (const tag of ['few', 'most']) {
+        const expected = exhaustive(chunks, terms, 1.2, 0.75, null, (c) => c.tags.includes(tag));
+        expectSameHits(await bm25({ query, limit: 10, filter: tagged(tag) }), expected.slice(0, 10), `${query} [${tag}]`);
+        // The selective filter through the postings too, read deeper until enough chunks pass.
+        filterPlan.directScoring = 0;
+        try {
+          expectSameHits(await bm25({ query, limit: 10, filter: tagged(tag) }), expected.slice(0, 10), `${query} [${tag}], postings`);
+        } finally {
+          filterPlan.directScoring = direct;
+        }
+      }
+      const all = exhaustive(chunks, terms, 1.2, 0.75, null, () => true);
+      if (all.length < 30) continue;
+      const threshold = all[25].score;
+      const above = all.filter((h) => h.score >= threshold);
+      expectSameHits(await bm25({ query, limit: 100, scoreThreshold: threshold }), above, `${query} ≥ ${threshold}`);
+      const counted = await retrieve(service.services, 'bm25', { dataset, query, limit: 1, offset: 0, scoreThreshold: threshold, countTotal: true });
+      expect(counted.total).toBe(above.length);
+    }
+  });
+
+  it("counts every chunk holding a query term, and uses the dataset's parameters when it sets them", async () => {
+    const query = 'glacier river kettle';
+    const terms = await queryTerms(db(), query);
+    const counted = await retrieve(service.services, 'bm25', { dataset, query, limit: 1, offset: 0, countTotal: true });
+    expect(counted.total).toBe(exhaustive(chunks, terms, 1.2, 0.75, null, () => true).length);
+    const tuned = await newDataset('bm25 tuned', { BM25_K: 2, BM25_B: 0.3, BM25_AVG_LEN: 12 });
+    const random = prng(11);
+    await insertChunks(
+      tuned,
+      Array.from({ length: 800 }, () => ({ text: text(random), tags: [] })),
+    );
+    const tunedChunks = await storedChunks(tuned);
+    expectSameHits(await bm25({ query, limit: 20 }, tuned), exhaustive(tunedChunks, terms, 2, 0.3, 12, () => true).slice(0, 20), 'tuned');
+  });
+
+  it('keeps postings, term counts and totals exact through updates and deletes', async () => {
+    const target = await newDataset('bm25 changes');
+    const random = prng(3);
+    const ids = await insertChunks(
+      target,
+      Array.from({ length: 600 }, () => ({ text: text(random), tags: [] })),
+    );
+    await setTerms(
+      ids.slice(0, 150),
+      ids.slice(0, 150).map(() => text(random)),
+    );
+    await db()('chunks')
+      .whereIn('id', ids.slice(100, 250))
+      .update({ metadata: JSON.stringify({ touched: true }) });
+    await db()('chunks').whereIn('id', ids.slice(200, 400)).delete();
+    const differences = await db().raw<{ rows: { n: number }[] }>(
+      `with expected as (
+         select c.dataset_id, u.lexeme as term, coalesce(array_length(u.positions, 1), 1) as tf, c.bm25_length as len, c.id as chunk_id
+           from chunks c, unnest(c.bm25_terms) u where c.dataset_id = ?),
+       actual as (select dataset_id, term, tf::int, len, chunk_id from bm25_postings where dataset_id = ?)
+       select ((select count(*) from (select * from expected except all select * from actual) x)
+             + (select count(*) from (select * from actual except all select * from expected) y))::int as n`,
+      [target.id, target.id],
+    );
+    expect(differences.rows[0].n).toBe(0);
+    const counts = await db().raw<{ rows: { n: number }[] }>(
+      `select count(*)::int as n from (
+         (select term, count(*)::int from bm25_postings where dataset_id = ? group by term
+          except select term, chunks from bm25_term_counts where dataset_id = ?)
+         union all
+         (select term, chunks from bm25_term_counts where dataset_id = ?
+          except select term, count(*)::int from bm25_postings where dataset_id = ? group by term)) d`,
+      [target.id, target.id, target.id, target.id],
+    );
+    expect(counts.rows[0].n).toBe(0);
+    const totals = await db()('bm25_dataset_totals').where({ dataset_id: target.id }).first();
+    const actual = await db()('chunks').where({ dataset_id: target.id }).whereNotNull('bm25_terms').count('* as n').sum('bm25_length as s').first();
+    expect([Number(totals.chunks), Number(totals.length_sum)]).toEqual([Number(actual!.n), Number(actual!.s)]);
+    await db()('chunks').where({ dataset_id: target.id }).delete();
+    expect(await db()('bm25_postings').where({ dataset_id: target.id }).first()).toBeUndefined();
+    expect(await db()('bm25_term_counts').where({ dataset_id: target.id }).first()).toBeUndefined();
+    expect(await db()('bm25_dataset_totals').where({ dataset_id: target.id }).first()).toBeUndefined();
+  });
+});
