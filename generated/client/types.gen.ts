@@ -757,7 +757,7 @@ export type DatasetConfigurationDto = {
      */
     BM25_B?: number | null;
     /**
-     * The average chunk length in words that BM25 normalizes against. Default 256.
+     * The average chunk length in terms that BM25 normalizes against. Unset (null), the dataset's actual average, kept up to date as chunks are written.
      */
     BM25_AVG_LEN?: number | null;
     /**

@@ -49,7 +49,7 @@ const fields = {
   BM25_ENABLED: z.boolean(),
   BM25_K: z.number().min(0, { message: 'must be at least 0' }),
   BM25_B: z.number().min(0, { message: 'must be between 0 and 1' }).max(1, { message: 'must be between 0 and 1' }),
-  BM25_AVG_LEN: z.number().positive({ message: 'must be greater than 0' }),
+  BM25_AVG_LEN: z.number().positive({ message: 'must be greater than 0' }).nullable(),
   QDRANT_ONLY: z.boolean(),
   INDEXED_ONLY: z.boolean(),
   LOCKED: z.boolean(),
@@ -96,7 +96,8 @@ export const defaultConfiguration: Readonly<DatasetConfiguration> = Object.freez
   BM25_ENABLED: true,
   BM25_K: 1.2,
   BM25_B: 0.75,
-  BM25_AVG_LEN: 256,
+  // Unset: the dataset's actual average chunk length (search/retrieval/bm25).
+  BM25_AVG_LEN: null,
   QDRANT_ONLY: false,
   INDEXED_ONLY: false,
   LOCKED: false,

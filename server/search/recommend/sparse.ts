@@ -19,6 +19,7 @@ import { datasetConfig } from '../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../domain/datasets.js';
 import type { Services } from '../../services.js';
 import { applyChunkFilter } from '../filters.js';
+import { averageLength } from '../retrieval/bm25/index.js';
 import type { Hit } from '../types.js';
 import type { Examples } from './examples.js';
 import type { Recommender, RecommendStrategy } from './types.js';
@@ -39,11 +40,11 @@ interface QueryTerm {
 }
 
 /** The SQL of a chunk's weight for a term, over the row `c` and its term `u`. */
-function termWeight(dataset: DatasetRow, kind: 'bm25' | 'fulltext'): string {
+async function termWeight(db: Knex, dataset: DatasetRow, kind: 'bm25' | 'fulltext'): Promise<string> {
   if (kind === 'fulltext') return `((1 + ln(${TF})) / (1 + ln(greatest(${LEN}, 1))))`;
   const config = datasetConfig(dataset);
   const [k, b] = [config.BM25_K, config.BM25_B];
-  const avg = config.BM25_AVG_LEN > 0 ? config.BM25_AVG_LEN : 1;
+  const avg = await averageLength(db, dataset);
   // Validated numbers of the dataset's configuration, written as literals.
   for (const value of [k, b, avg]) if (!Number.isFinite(value)) throw new Error(`not a BM25 parameter: ${value}`);
   return `(${TF} * (${k}::float8 + 1) / (${TF} + ${k}::float8 * (1 - ${b}::float8 + ${b}::float8 * ${LEN} / ${avg}::float8)))`;
@@ -144,7 +145,7 @@ export async function sparseRecommender(
   kind: 'bm25' | 'fulltext',
 ): Promise<Recommender> {
   const db = services.store.db;
-  const weight = termWeight(dataset, kind);
+  const weight = await termWeight(db, dataset, kind);
   const weights = await exampleWeights(db, dataset, weight, [...examples.positive, ...examples.negative]);
   const positives = examples.positive.map((id) => weights.get(id)!);
   const negatives = examples.negative.map((id) => weights.get(id)!);
