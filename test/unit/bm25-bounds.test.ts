@@ -55,9 +55,16 @@ describe('impactFloors', () => {
     expect(impactFloors(0, terms)).toEqual([0, 0, 0, 0]);
   });
 
-  it('gives the most impact of a term from its highest tf', () => {
-    expect(mostImpact(0, PARAMETERS[0])).toBe(0);
-    expect(mostImpact(3, PARAMETERS[0])).toBeCloseTo(impact(3, 3, PARAMETERS[0]));
+  it('gives the most impact of a term from the shortest chunk at each of its frequencies', () => {
+    const [parameters] = PARAMETERS;
+    expect(mostImpact([], parameters)).toBe(0);
+    const shortest = [
+      { tf: 6, length: 300 },
+      { tf: 2, length: 9 },
+      { tf: 1, length: 2 },
+    ];
+    expect(mostImpact(shortest, parameters)).toBe(Math.max(...shortest.map((s) => impact(s.tf, s.length, parameters))));
+    expect(mostImpact(shortest, parameters)).toBe(impact(2, 9, parameters));
   });
 });
 

@@ -20,9 +20,9 @@ export function impact(tf: number, length: number, { k1, b, averageLength }: Bm2
   return (tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * length) / averageLength));
 }
 
-/** The most impact a term reaching `tf` occurrences in some chunk can have (a chunk is at least tf long). */
-export function mostImpact(maxTf: number, parameters: Bm25Parameters): number {
-  return maxTf > 0 ? impact(maxTf, maxTf, parameters) : 0;
+/** The most impact any of a term's postings has, from the shortest chunk at each of its term frequencies. */
+export function mostImpact(shortest: { tf: number; length: number }[], parameters: Bm25Parameters): number {
+  return shortest.reduce((most, { tf, length }) => Math.max(most, impact(tf, length, parameters)), 0);
 }
 
 /** Postings of term frequency tfFrom..tfTo and length at most maxLength. */

@@ -30,6 +30,7 @@ import {
   type Posting,
   passingMatches,
   scoreChunks,
+  shortestPerTf,
   termStatistics,
   type WeightedTerms,
 } from './postings.js';
@@ -81,25 +82,29 @@ const actualAverage = (chunks: number, lengthSum: number) => (chunks > 0 && leng
 
 const narrowed = (request: RetrievalRequest) => hasConditions(request.filter) || hasTermConditions(request.conditions);
 
-/** Where each term's leading postings stopped, and the highest tf each term reaches. */
-function edges(query: Bm25Query, postings: Posting[], perTerm: number): { edges: ReadEdge[]; maxTf: number[] } {
+/** Where each term's leading postings stopped. */
+function edges(query: Bm25Query, postings: Posting[], perTerm: number): ReadEdge[] {
   const byTerm = new Map<string, Posting[]>(query.terms.map((t) => [t, []]));
   for (const p of postings) byTerm.get(p.term)?.push(p);
-  const read = query.terms.map((t) => byTerm.get(t) ?? []);
-  return {
-    edges: read.map((list) => {
-      const last = list[list.length - 1];
-      return { exhausted: list.length < perTerm, tf: last?.tf ?? 0, length: last?.length ?? 0 };
-    }),
-    maxTf: read.map((list) => list[0]?.tf ?? 0),
-  };
+  return query.terms.map((t) => {
+    const list = byTerm.get(t) ?? [];
+    const last = list[list.length - 1];
+    return { exhausted: list.length < perTerm, tf: last?.tf ?? 0, length: last?.length ?? 0 };
+  });
 }
 
 /** Each term's ranges of postings that could lift a chunk to `threshold`. */
-function rangesFor(query: Bm25Query, maxTf: number[], threshold: number): PostingRange[][] {
+async function rangesFor(db: Knex, request: RetrievalRequest, query: Bm25Query, threshold: number): Promise<PostingRange[][]> {
+  const shortest = await shortestPerTf(db, request.dataset.id, query.terms);
   const floors = impactFloors(
     threshold,
-    query.weights.map((weight, i) => ({ weight, most: mostImpact(maxTf[i], query.parameters) })),
+    query.weights.map((weight, i) => ({
+      weight,
+      most: mostImpact(
+        shortest.filter((s) => s.term === query.terms[i]),
+        query.parameters,
+      ),
+    })),
   );
   return floors.map((floor) => (floor === Infinity ? [] : rangesReaching(floor, query.parameters)));
 }
@@ -115,12 +120,12 @@ async function top(db: Knex, request: RetrievalRequest, query: Bm25Query, k: num
     const leading = await leadingPostings(db, request.dataset.id, query.terms, perTerm);
     const scored = await scoreChunks(db, request, [...new Set(leading.map((p) => p.chunkId))], query, query.parameters, least, k);
     const read = edges(query, leading, perTerm);
-    if (read.edges.every((e) => e.exhausted)) return scored;
+    if (read.every((e) => e.exhausted)) return scored;
     if (scored.length < k && narrowed(request) && perTerm < MOST_LEADING_POSTINGS) continue;
     // A hair below the k-th score: a chunk tied with it must not fall out by rounding.
     const threshold = Math.max(scored.length >= k ? scored[k - 1].score * (1 - 1e-9) : 0, least);
-    const ranges = rangesFor(query, read.maxTf, threshold);
-    if (ranges.every((r, i) => covers(read.edges[i], r))) return scored;
+    const ranges = await rangesFor(db, request, query, threshold);
+    if (ranges.every((r, i) => covers(read[i], r))) return scored;
     const candidates = await chunksInRanges(
       db,
       request.dataset.id,
@@ -132,8 +137,7 @@ async function top(db: Knex, request: RetrievalRequest, query: Bm25Query, k: num
 
 /** Every chunk passing the filter that scores at least `least` (for counting within a threshold). */
 async function allAbove(db: Knex, request: RetrievalRequest, query: Bm25Query, least: number): Promise<Hit[]> {
-  const leading = await leadingPostings(db, request.dataset.id, query.terms, 1);
-  const ranges = rangesFor(query, edges(query, leading, 1).maxTf, least);
+  const ranges = await rangesFor(db, request, query, least);
   const candidates = await chunksInRanges(
     db,
     request.dataset.id,

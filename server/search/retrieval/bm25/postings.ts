@@ -48,6 +48,26 @@ export async function leadingPostings(db: Knex, datasetId: string, terms: string
   return rows.map((r) => ({ term: r.term, chunkId: r.chunk_id, tf: r.tf, length: r.len }));
 }
 
+/**
+ * Per term, each term frequency its postings have with the shortest chunk having it: where its
+ * highest impacts lie, whatever the parameters. A skip scan, one index probe per frequency.
+ */
+export async function shortestPerTf(db: Knex, datasetId: string, terms: string[]): Promise<{ term: string; tf: number; length: number }[]> {
+  const { rows } = await db.raw<{ rows: { term: string; tf: number; len: number }[] }>(
+    `with recursive steps(term, tf, len) as (
+       select q.term, f.tf, f.len
+         from unnest(?::text[]) as q(term)
+         cross join lateral (select tf, len from bm25_postings where dataset_id = ? and term = q.term order by tf desc, len limit 1) as f
+       union all
+       select s.term, n.tf, n.len
+         from steps s
+         cross join lateral (select tf, len from bm25_postings where dataset_id = ? and term = s.term and tf < s.tf order by tf desc, len limit 1) as n)
+     select term, tf, len from steps`,
+    [terms, datasetId, datasetId],
+  );
+  return rows.map((r) => ({ term: r.term, tf: r.tf, length: r.len }));
+}
+
 /** The chunks holding a posting in one of the ranges (each an index range scan), distinct. */
 export async function chunksInRanges(db: Knex, datasetId: string, ranges: { term: string; range: PostingRange }[]): Promise<string[]> {
   if (ranges.length === 0) return [];
