@@ -11,6 +11,7 @@ import { createDataset, createOrganization } from '../generated/client/sdk.gen.j
 import type { ChunkReqPayload } from '../generated/client/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
 import { innerText } from '../server/domain/chunks/content.js';
+import { termColumns } from '../server/domain/chunks/write.js';
 import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
 import { startService, type RunningService } from '../server/main.js';
 import { ensureVectorIndex, writeVectors, type DistanceMetric } from '../server/store/vectors.js';
@@ -390,7 +391,8 @@ async function rawRun(ctx: Context, dataset: Dataset, corpus: ChunkReqPayload[],
     const ids = slice.map(() => randomUUID());
     // The same extraction as the service; the inner text is both the embedded and the indexed text.
     const texts = slice.map((p) => innerText(p.chunk_html ?? ''));
-    const rows = slice.map((p, k) => chunkRow(p, ids[k], dataset.id));
+    // With the terms, length and words the write path derives (and the triggers that index them fire).
+    const rows = slice.map((p, k) => ({ ...chunkRow(p, ids[k], dataset.id), ...termColumns(ctx.db, texts[k]) }));
     lap('extract');
     const vectors = await embedder.embed(texts, 'document');
     lap('embed');
@@ -433,6 +435,9 @@ const COMPARED_COLUMNS = [
   'image_urls',
   'location_lat',
   'location_lon',
+  'bm25_terms',
+  'bm25_length',
+  'words',
 ];
 
 async function sampleRow(ctx: Context, datasetId: string, trackingId: string) {

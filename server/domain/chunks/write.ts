@@ -125,18 +125,36 @@ export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, d
   );
 }
 
+/** SQL of the BM25 terms (stemmed, stop words dropped, with positions) of the text SQL `text`. */
+const termsSql = (text: string) => `to_tsvector('english', ${text})`;
+/** SQL of a terms value's length in terms: each term counted as often as it occurs. */
+const lengthSql = (terms: string) => `(select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(${terms}) u)`;
+
 /**
- * The lexical text's terms (stemmed, stop words dropped) and its length in terms, for BM25; and its
- * surface words, which triggers count into the dataset's vocabulary (migration 009_vocabulary).
+ * The lexical text's terms and length, for BM25, and its surface words, which triggers count into
+ * the dataset's vocabulary (migration 009_vocabulary); triggers derive the BM25 postings from the
+ * terms (migration 014_bm25_postings).
  */
 async function writeTerms(trx: Knex.Transaction, chunks: { id: string; text: string }[]): Promise<void> {
   await trx.raw(
-    `update chunks set bm25_terms = t.terms, words = string_to_array(t.words, ' '),
-       bm25_length = (select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(t.terms) u)
-     from (select id, to_tsvector('english', text) as terms, words from unnest(?::uuid[], ?::text[], ?::text[]) as x(id, text, words)) t
+    `update chunks set bm25_terms = t.terms, words = string_to_array(t.words, ' '), bm25_length = ${lengthSql('t.terms')}
+     from (select id, ${termsSql('text')} as terms, words from unnest(?::uuid[], ?::text[], ?::text[]) as x(id, text, words)) t
      where chunks.id = t.id`,
-    [chunks.map((c) => c.id), chunks.map((c) => c.text.replace(/\u0000/g, '')), chunks.map((c) => surfaceWords(c.text).join(' '))],
+    [chunks.map((c) => c.id), chunks.map((c) => storableText(c.text)), chunks.map((c) => surfaceWords(c.text).join(' '))],
   );
+}
+
+/** Postgres text cannot hold NUL, which may occur in extracted text. */
+const storableText = (text: string) => text.replace(/\u0000/g, '');
+
+/** The same columns as values of one row (for a bulk insert that does the write path's work). */
+export function termColumns(db: Knex, text: string): { bm25_terms: Knex.Raw; bm25_length: Knex.Raw; words: string[] } {
+  const stored = storableText(text);
+  return {
+    bm25_terms: db.raw(termsSql('?::text'), [stored]),
+    bm25_length: db.raw(lengthSql(termsSql('?::text')), [stored]),
+    words: surfaceWords(text),
+  };
 }
 
 /** Group ids for the given ids (which must exist) and tracking ids (created when missing). */
