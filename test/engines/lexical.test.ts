@@ -112,4 +112,14 @@ describe(`lexical index (${mode})`, () => {
     expect(hits.map((h) => h.id)).toEqual([best, weaker]);
     expect(hits[0].score).toBeGreaterThan(hits[1].score);
   });
+
+  it('answers a query longer than a URL can carry', async () => {
+    const ds = await newDataset();
+    const id = randomUUID();
+    await index.upsert([{ id, datasetId: ds, text: 'glacier retreat measured over decades' }]);
+    // 8,000 characters is the contract's longest query; Typesense refuses GET queries over 4,000.
+    const query = `glacier ${'0'.repeat(7990)}`;
+    expect(query.length).toBeGreaterThan(4000);
+    expect(await ids(ds, query)).toEqual([id]);
+  });
 });

@@ -103,25 +103,23 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     if (!query.trim() || limit <= 0) return [];
     // Pages must all have the same size for page N to start at hit (N-1)*size.
     const perPage = Math.min(MAX_PER_PAGE, limit);
-    const page = async (n: number) => {
-      const response = await this.documents.search({
-        q: query,
-        query_by: 'text',
-        filter_by: `dataset_id:=${quote(datasetId)}`,
-        include_fields: 'id',
-        per_page: perPage,
-        page: n,
-        // Keep dropping query words (from the right) until as many hits as asked exist, so a long
-        // natural-language query still gets a full list, ranked by how many of its words match.
-        drop_tokens_threshold: limit,
-      });
-      // text_match is a 64-bit integer; as a JS number it loses low bits, which only merges near-ties.
-      return { found: response.found ?? 0, hits: (response.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 })) };
-    };
-    const first = await page(1);
+    const page = (n: number) => ({
+      q: query,
+      query_by: 'text',
+      filter_by: `dataset_id:=${quote(datasetId)}`,
+      include_fields: 'id',
+      highlight_fields: 'none',
+      per_page: perPage,
+      page: n,
+      // Keep dropping query words (from the right) until as many hits as asked exist, so a long
+      // natural-language query still gets a full list, ranked by how many of its words match.
+      drop_tokens_threshold: limit,
+    });
+    const [first] = await this.multiSearch([page(1)]);
     // The first page tells how many match: the pages still needed are then asked for at once.
     const pages = Math.min(Math.ceil(limit / perPage), Math.ceil(first.found / perPage));
-    const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => page(i + 2)));
+    const rest = await this.multiSearch(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => page(i + 2)));
+    // text_match is a 64-bit integer; as a JS number it loses low bits, which only merges near-ties.
     return [first, ...rest].flatMap((p) => p.hits).slice(0, limit);
   }
 
@@ -141,23 +139,30 @@ export class TypesenseLexicalIndex implements LexicalIndex {
       typo_tokens_threshold: 0,
     };
     const searches = words.map(({ word, prefix, limit }) => ({ ...exact, q: word, prefix, per_page: Math.min(limit, MAX_PER_PAGE) }));
-    const batches: (typeof searches)[] = [];
+    const results = await this.multiSearch(searches);
+    return { words: results.map((r) => ({ found: r.found, ids: r.hits.map((hit) => hit.id) })) };
+  }
+
+  /**
+   * Runs searches through the multi-search endpoint, which takes them in a POST body: a GET search
+   * refuses a query string longer than 4,000 characters. Batches stay within the engine's limit.
+   */
+  private async multiSearch(searches: Record<string, unknown>[]): Promise<{ found: number; hits: LexicalHit[] }[]> {
+    const batches: Record<string, unknown>[][] = [];
     for (let i = 0; i < searches.length; i += MULTI_SEARCH_LIMIT) batches.push(searches.slice(i, i + MULTI_SEARCH_LIMIT));
-    const results = (
-      await Promise.all(
-        batches.map(async (batch) => {
-          const response = await this.client.multiSearch.perform<TypesenseDocument[]>({
-            searches: batch.map((b) => ({ collection: this.options.collection, ...b })),
-          });
-          return response.results.map((r) => {
-            // A failed search answers in place with a code and a message, not by throwing.
-            if ('error' in r && r.error) throw new Error(`Typesense multi-search: ${String(r.error)}`);
-            return { found: r.found ?? 0, ids: (r.hits ?? []).map((hit) => hit.document.id) };
-          });
-        }),
-      )
-    ).flat();
-    return { words: results };
+    const answers = await Promise.all(
+      batches.map(async (batch) => {
+        const response = await this.client.multiSearch.perform<TypesenseDocument[]>({
+          searches: batch.map((search) => ({ collection: this.options.collection, ...search })),
+        });
+        return response.results.map((r) => {
+          // A failed search answers in place with a code and a message, not by throwing.
+          if ('error' in r && r.error) throw new Error(`Typesense multi-search: ${String(r.error)}`);
+          return { found: r.found ?? 0, hits: (r.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 })) };
+        });
+      }),
+    );
+    return answers.flat();
   }
 
   /** The client holds no connection that needs closing. */
