@@ -35,6 +35,8 @@ describe(`store (${mode})`, () => {
       '011_files',
       '012_ingest',
       '013_job_leases',
+      '014_bm25_postings',
+      '015_bm25_average_length',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -14,7 +14,7 @@ import * as m011 from './011_files.js';
 import * as m012 from './012_ingest.js';
 import * as m013 from './013_job_leases.js';
 import * as m014 from './014_bm25_postings.js';
-import * as m017 from './017_bm25_average_length.js';
+import * as m015 from './015_bm25_average_length.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -36,7 +36,7 @@ const migrations: Record<string, Migration> = {
   '012_ingest': m012,
   '013_job_leases': m013,
   '014_bm25_postings': m014,
-  '017_bm25_average_length': m017,
+  '015_bm25_average_length': m015,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
