@@ -5,7 +5,7 @@
 // terms by PostgreSQL's analyzer, as the write path stores them): large enough, quickly, to make
 // the index read few postings, score selective filters directly and read deeper for broad ones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
+import { createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { filterPlan, queryTerms } from '../../server/search/retrieval/bm25/index.js';
@@ -93,16 +93,6 @@ function text(random: () => number): string {
   return words.join(' ');
 }
 
-async function newDataset(name: string, serverConfiguration?: T.DatasetConfigurationDto): Promise<DatasetRow> {
-  const { data, error } = await createDataset({
-    client: service.client(),
-    headers: { 'SVC-Organization': orgId },
-    body: { dataset_name: name, server_configuration: serverConfiguration },
-  });
-  expect(error).toBeUndefined();
-  return (await db()('datasets').where({ id: data!.id }).first()) as DatasetRow;
-}
-
 /** Chunks with the given texts and tags, their terms written as the write path does (a second statement). */
 async function insertChunks(dataset: DatasetRow, chunks: { text: string; tags: string[] }[]): Promise<string[]> {
   const ids: string[] = [];
@@ -188,7 +178,7 @@ const QUERIES: string[] = [];
 beforeAll(async () => {
   service = await startTestService();
   orgId = (await createOrganization({ client: service.client(), body: { name: 'BM25 index' } })).data!.id;
-  dataset = await newDataset('bm25 index');
+  dataset = await service.newDataset(orgId, 'bm25 index');
   const random = prng(7);
   const corpus = Array.from({ length: 6000 }, (_, i) => ({
     text: text(random),
@@ -249,7 +239,7 @@ describe('BM25 over the postings index', () => {
     const terms = await queryTerms(db(), query);
     const counted = await retrieve(service.services, 'bm25', { dataset, query, limit: 1, offset: 0, countTotal: true });
     expect(counted.total).toBe(exhaustive(chunks, terms, 1.2, 0.75, null, () => true).length);
-    const tuned = await newDataset('bm25 tuned', { BM25_K: 2, BM25_B: 0.3, BM25_AVG_LEN: 12 });
+    const tuned = await service.newDataset(orgId, 'bm25 tuned', { BM25_K: 2, BM25_B: 0.3, BM25_AVG_LEN: 12 });
     const random = prng(11);
     await insertChunks(
       tuned,
@@ -260,7 +250,7 @@ describe('BM25 over the postings index', () => {
   });
 
   it('keeps postings, term counts and totals exact through updates and deletes', async () => {
-    const target = await newDataset('bm25 changes');
+    const target = await service.newDataset(orgId, 'bm25 changes');
     const random = prng(3);
     const ids = await insertChunks(
       target,

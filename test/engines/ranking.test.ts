@@ -3,7 +3,7 @@
 // be worked out by hand from the formulas in server/search/ranking/. The reranker seam is tested
 // against a local stand-in server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpReranker } from '../../server/engines/reranker/http.js';
@@ -80,16 +80,6 @@ const MMR_CORPUS = [
   { tracking_id: 'stars', chunk_html: '<p>A reflecting telescope shows the rings of Saturn.</p>' },
 ];
 
-async function newDataset(name: string, serverConfiguration?: T.DatasetConfigurationDto): Promise<DatasetRow> {
-  const { data, error } = await createDataset({
-    client: service.client(),
-    headers: { 'SVC-Organization': orgId },
-    body: { dataset_name: name, server_configuration: serverConfiguration },
-  });
-  expect(error).toBeUndefined();
-  return (await service.services.store.db('datasets').where({ id: data!.id }).first()) as DatasetRow;
-}
-
 async function addChunks(target: DatasetRow, chunks: T.ChunkReqPayload[]): Promise<void> {
   const result = await createChunk({ client: service.client(), headers: { 'SVC-Dataset': target.id }, body: chunks });
   expect(result.response.status, JSON.stringify(result.error)).toBe(200);
@@ -140,8 +130,8 @@ async function refused(promise: Promise<unknown> | (() => unknown), message: Reg
 beforeAll(async () => {
   [service, reranker] = await Promise.all([startTestService(ALLOW_LOCAL_STAND_INS), startStandInReranker()]);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Ranking' } })).data!.id;
-  dataset = await newDataset('ranking fixture', { RERANKER_BASE_URL: reranker.baseUrl });
-  plain = await newDataset('no reranker');
+  dataset = await service.newDataset(orgId, 'ranking fixture', { RERANKER_BASE_URL: reranker.baseUrl });
+  plain = await service.newDataset(orgId, 'no reranker');
   await addChunks(dataset, CORPUS);
   await addChunks(dataset, [LAST]);
   await addChunks(dataset, MMR_CORPUS);
@@ -381,7 +371,7 @@ describe('sort_by a search type', () => {
   });
 
   it('refuses a type the dataset disables', async () => {
-    const noBm25 = await newDataset('no bm25', { BM25_ENABLED: false });
+    const noBm25 = await service.newDataset(orgId, 'no bm25', { BM25_ENABLED: false });
     await refused(rank({ sort_by: { rerank_type: 'bm25' } }, [], noBm25), /rerank_type: bm25 search is disabled.*BM25_ENABLED/);
     await refused(() => rankingWindow(payload({ sort_by: { rerank_type: 'bm25' } }), 10, noBm25), /BM25_ENABLED/);
   });

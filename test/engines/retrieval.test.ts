@@ -2,7 +2,7 @@
 // full-text in the embedded project, PostgreSQL + pgvector + Typesense in the full project. One
 // fixture dataset of 30 chunks on distinct topics; its chunks are written through the API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpError } from '../../server/errors.js';
@@ -58,16 +58,6 @@ const ids = new Map<string, string>();
 const idOf = (tracking: string) => ids.get(tracking)!;
 const trackingOf = (id: string) => [...ids].find(([, v]) => v === id)?.[0];
 
-async function newDataset(name: string, serverConfiguration?: T.DatasetConfigurationDto): Promise<DatasetRow> {
-  const { data, error } = await createDataset({
-    client: service.client(),
-    headers: { 'SVC-Organization': orgId },
-    body: { dataset_name: name, server_configuration: serverConfiguration },
-  });
-  expect(error).toBeUndefined();
-  return (await db()('datasets').where({ id: data!.id }).first()) as DatasetRow;
-}
-
 async function addChunks(target: DatasetRow, chunks: T.ChunkReqPayload[]): Promise<T.ChunkMetadata[]> {
   const created: T.ChunkMetadata[] = [];
   for (let i = 0; i < chunks.length; i += 120) {
@@ -101,7 +91,7 @@ async function expectStatus(promise: Promise<unknown>, status: number, message?:
 beforeAll(async () => {
   service = await startTestService(ALLOW_LOCAL_STAND_INS);
   orgId = (await createOrganization({ client: service.client(), body: { name: 'Retrieval' } })).data!.id;
-  dataset = await newDataset('retrieval fixture');
+  dataset = await service.newDataset(orgId, 'retrieval fixture');
   const created = await addChunks(
     dataset,
     FIXTURE.map(([tracking_id, text, tag_set], i) => ({ tracking_id, chunk_html: `<p>${text}</p>`, tag_set, num_value: i + 1 })),
@@ -209,7 +199,7 @@ describe('semantic', () => {
     expect(best.id).toBe(idOf('giftcard'));
     expect(best.score).toBeCloseTo(1, 5);
     for (const metric of ['euclidean', 'manhattan', 'dot'] as const) {
-      const other = await newDataset(`metric ${metric}`, { DISTANCE_METRIC: metric });
+      const other = await service.newDataset(orgId, `metric ${metric}`, { DISTANCE_METRIC: metric });
       const created = await addChunks(other, [
         { chunk_html: 'solar panels on the roof' },
         { chunk_html: 'a quiet walk in the forest' },
@@ -232,7 +222,7 @@ describe('semantic', () => {
   });
 
   it('refuses with 400, naming the endpoint, when the embedding endpoint fails', async () => {
-    const broken = await newDataset('unreachable embeddings', { EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_MODEL_NAME: 'nowhere' });
+    const broken = await service.newDataset(orgId, 'unreachable embeddings', { EMBEDDING_BASE_URL: 'http://127.0.0.1:9/v1', EMBEDDING_MODEL_NAME: 'nowhere' });
     await expectStatus(retrieve(service.services, 'semantic', { dataset: broken, query: 'hello', limit: 5, offset: 0 }), 400, /embed.*127\.0\.0\.1:9/);
   });
 });
@@ -242,7 +232,7 @@ describe('semantic on a larger dataset', () => {
   const rareIds: string[] = [];
 
   beforeAll(async () => {
-    large = await newDataset('retrieval large');
+    large = await service.newDataset(orgId, 'retrieval large');
     const topics = ['invoice payment', 'parcel delivery', 'password reset', 'warranty repair', 'store opening hours', 'discount code'];
     const chunks: T.ChunkReqPayload[] = Array.from({ length: 1500 }, (_, i) => ({
       chunk_html: `Note ${i} about ${topics[i % topics.length]} for customer ${i % 97} in region ${i % 13}`,
@@ -409,7 +399,7 @@ describe('bm25', () => {
     expect(score(filtered.hits)).toBeCloseTo(score(all.hits), 10);
     expect(filtered.total).toBeLessThanOrEqual(all.total!);
     expect(await countMatches(service.services, 'bm25', request('refund card'))).toBe(all.total);
-    const flat = await newDataset('bm25 k zero', { BM25_K: 0 });
+    const flat = await service.newDataset(orgId, 'bm25 k zero', { BM25_K: 0 });
     await addChunks(flat, [{ chunk_html: 'tea tea tea tea tea' }, { chunk_html: 'tea and a biscuit' }]);
     // With k = 0 term frequency stops counting: both chunks score the same.
     const [first, second] = (await retrieve(service.services, 'bm25', { dataset: flat, query: 'tea', limit: 2, offset: 0 })).hits;
@@ -427,9 +417,9 @@ describe('bm25', () => {
 
 describe('disabled types', () => {
   it('refuses a search type the dataset disables', async () => {
-    const noFulltext = await newDataset('no fulltext', { FULLTEXT_ENABLED: false });
+    const noFulltext = await service.newDataset(orgId, 'no fulltext', { FULLTEXT_ENABLED: false });
     await expectStatus(retrieve(service.services, 'fulltext', { dataset: noFulltext, query: 'x', limit: 1, offset: 0 }), 400, /FULLTEXT_ENABLED/);
-    const noKeywords = await newDataset('no keywords', { FULLTEXT_ENABLED: false, BM25_ENABLED: false });
+    const noKeywords = await service.newDataset(orgId, 'no keywords', { FULLTEXT_ENABLED: false, BM25_ENABLED: false });
     await expectStatus(retrieve(service.services, 'hybrid', { dataset: noKeywords, query: 'x', limit: 1, offset: 0 }), 400, /BM25_ENABLED/);
     await expect(retrieve(service.services, 'semantic', { dataset: noFulltext, query: 'x', limit: 1, offset: 0, countTotal: true })).resolves.toEqual({
       hits: [],

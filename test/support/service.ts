@@ -1,5 +1,9 @@
 // A running service for HTTP-level tests, with a fetch that checks every response against the contract.
+import { expect } from 'vitest';
 import { createClient, type Client } from '../../generated/client/client/index.js';
+import { createDataset } from '../../generated/client/sdk.gen.js';
+import type { DatasetConfigurationDto } from '../../generated/client/types.gen.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
 import { startService, type RunningService } from '../../server/main.js';
 import { checkResponse } from './contract.js';
 import { testConfig } from './env.js';
@@ -11,6 +15,8 @@ export interface TestService extends RunningService {
   client(apiKey?: string): Client;
   /** A raw request; the response is checked against the contract too. */
   request(method: string, path: string, init?: { headers?: Record<string, string>; body?: unknown; rawBody?: string }): Promise<Reply>;
+  /** A dataset created through the API, returned as its stored row (what the domain code takes). */
+  newDataset(organizationId: string, name: string, serverConfiguration?: DatasetConfigurationDto): Promise<DatasetRow>;
 }
 
 export interface Reply {
@@ -20,9 +26,19 @@ export interface Reply {
 
 export async function startTestService(extraEnv: Record<string, string> = {}): Promise<TestService> {
   const service = await startService(await testConfig(extraEnv));
+  const client = (apiKey = ADMIN_KEY) => createClient({ baseUrl: service.url, fetch: checkedFetch, auth: () => apiKey });
   return {
     ...service,
-    client: (apiKey = ADMIN_KEY) => createClient({ baseUrl: service.url, fetch: checkedFetch, auth: () => apiKey }),
+    client,
+    newDataset: async (organizationId, name, serverConfiguration) => {
+      const { data, error } = await createDataset({
+        client: client(),
+        headers: { 'SVC-Organization': organizationId },
+        body: { dataset_name: name, server_configuration: serverConfiguration },
+      });
+      expect(error).toBeUndefined();
+      return (await service.services.store.db('datasets').where({ id: data!.id }).first()) as DatasetRow;
+    },
     request: async (method, path, init = {}) => {
       const headers: Record<string, string> = { ...init.headers };
       let payload: string | undefined = init.rawBody;
