@@ -7,6 +7,7 @@ import type { LexicalIndex } from './engines/lexical/types.js';
 import { openFileStorage, type FileStorage } from './engines/storage/index.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
 import type { WorkflowEngine } from './engines/workflows/types.js';
+import { Bm25Indexes } from './search/retrieval/bm25/memory.js';
 import { openStore, type Store } from './store/db.js';
 import { DeferredWriter } from './store/deferred.js';
 
@@ -19,14 +20,17 @@ export interface Services {
   storage: FileStorage;
   /** Analytics rows written after the answer. */
   deferred: DeferredWriter;
+  /** Datasets' BM25 postings held in memory for fast search. */
+  bm25: Bm25Indexes;
   close(): Promise<void>;
 }
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
   const store = await openStore(config.store);
   const deferred = new DeferredWriter(store.db, logger);
-  // Closed before the store, so that queued rows are written while it is open.
-  const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, store];
+  const bm25 = new Bm25Indexes(store.db, logger);
+  // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
+  const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, store];
   try {
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
     const lexical = await createLexicalIndex(config.lexical, store);
@@ -35,7 +39,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
-    return { config, store, lexical, workflows, storage, deferred, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, storage, deferred, bm25, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

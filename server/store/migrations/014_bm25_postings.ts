@@ -8,7 +8,12 @@
 //                        impact reaches a bound are, per tf, a range of lengths: index range scans.
 //   bm25_term_counts     how many chunks of the dataset hold each term (idf's document frequency)
 //   bm25_dataset_totals  how many chunks the dataset has and their summed length (idf's N, and the
-//                        average length when the dataset does not set BM25_AVG_LEN)
+//                        average length when the dataset does not set BM25_AVG_LEN), and a version
+//                        counting the statements that changed its terms
+//   bm25_changes         which chunks each of the last CHANGES_KEPT versions changed, so an index held
+//                        in memory (search/retrieval/bm25/memory.ts) catches up by re-reading only
+//                        those. A version is taken under the totals row's lock, held to commit: a
+//                        dataset's versions become visible in order, none later than a higher one.
 //
 // All three derive from `chunks.bm25_terms` and `chunks.bm25_length`: statement-level triggers turn
 // each statement's changes to those columns into postings removed and added and counts moved, in
@@ -16,6 +21,9 @@
 // (as the vocabulary of migration 009 is kept). Counts are upserted in key order, so concurrent
 // writes lock their rows in the same order and cannot deadlock.
 import type { Knex } from 'knex';
+
+/** Versions whose changed chunks are kept per dataset; an index further behind is built again. */
+const CHANGES_KEPT = 1000;
 
 export async function up(db: Knex): Promise<void> {
   // No foreign keys (a check per posting would cost more than the row, and a dataset's rows are
@@ -39,8 +47,11 @@ export async function up(db: Knex): Promise<void> {
     create table bm25_dataset_totals (
       dataset_id uuid primary key,
       chunks bigint not null,
-      length_sum bigint not null
+      length_sum bigint not null,
+      version bigint not null default 0
     )`);
+  await db.raw('create table bm25_changes (dataset_id uuid not null, version bigint not null, chunk_id uuid not null)');
+  await db.raw('create index bm25_changes_by_version on bm25_changes (dataset_id, version)');
   await backfill(db);
   await db.raw('create unique index bm25_postings_by_impact on bm25_postings (dataset_id, term, tf desc, len, chunk_id)');
   await db.raw(TRIGGER_FUNCTION);
@@ -145,22 +156,31 @@ const TRIGGER_FUNCTION = `
       perform set_config('enable_hashjoin', hashjoin, true), set_config('enable_mergejoin', mergejoin, true);
     end if;
 
-    insert into bm25_dataset_totals as t (dataset_id, chunks, length_sum)
-    select ds, sum(k), sum(len)
-      from (select ds, -1 as k, -len as len from unnest(gone_ds, gone_lens) as g(ds, len)
-            union all
-            select ds, 1, len from unnest(come_ds, come_lens) as c(ds, len)) d
-     group by 1
-     order by 1
-    on conflict (dataset_id) do update set chunks = t.chunks + excluded.chunks, length_sum = t.length_sum + excluded.length_sum;
-    if gone_ids is not null then
-      delete from bm25_dataset_totals t where t.dataset_id = any(gone_ds) and t.chunks <= 0;
-    end if;
+    -- The totals row stays when its chunks reach 0: its version must never go back.
+    with versions as (
+      insert into bm25_dataset_totals as t (dataset_id, chunks, length_sum, version)
+      select ds, sum(k), sum(len), 1
+        from (select ds, -1 as k, -len as len from unnest(gone_ds, gone_lens) as g(ds, len)
+              union all
+              select ds, 1, len from unnest(come_ds, come_lens) as c(ds, len)) d
+       group by 1
+       order by 1
+      on conflict (dataset_id) do update
+        set chunks = t.chunks + excluded.chunks, length_sum = t.length_sum + excluded.length_sum, version = t.version + 1
+      returning t.dataset_id, t.version)
+    insert into bm25_changes (dataset_id, version, chunk_id)
+    select distinct v.dataset_id, v.version, x.id
+      from versions v
+      join (select * from unnest(gone_ids, gone_ds) union all select * from unnest(come_ids, come_ds)) as x(id, ds) on x.ds = v.dataset_id;
+    delete from bm25_changes c
+     using bm25_dataset_totals t
+     where t.dataset_id in (select unnest(gone_ds) union select unnest(come_ds))
+       and c.dataset_id = t.dataset_id and c.version <= t.version - ${CHANGES_KEPT};
     return null;
   end $$`;
 
 export async function down(db: Knex): Promise<void> {
   for (const event of ['inserted', 'updated', 'deleted']) await db.raw(`drop trigger if exists chunk_bm25_${event} on chunks`);
   await db.raw('drop function if exists chunk_bm25_changed()');
-  for (const table of ['bm25_postings', 'bm25_term_counts', 'bm25_dataset_totals']) await db.schema.dropTableIfExists(table);
+  for (const table of ['bm25_postings', 'bm25_term_counts', 'bm25_dataset_totals', 'bm25_changes']) await db.schema.dropTableIfExists(table);
 }

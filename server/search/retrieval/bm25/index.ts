@@ -14,6 +14,9 @@
 //      scored exactly, hold the top k. Step 2 is skipped when step 1 already read every such posting.
 // With a filter, the chunks passing it that hold a query term are scored directly when they are few
 // (a selective filter); otherwise the leading postings are read deeper until k candidates pass.
+//
+// Once a dataset's postings are held in memory (memory.ts), its searches score there instead
+// (memorySearch.ts), with the same results; this SQL path serves while that index is built.
 import type { Knex } from 'knex';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
@@ -22,6 +25,8 @@ import { hasConditions } from '../../filters.js';
 import { hasTermConditions } from '../../query/conditions.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
 import { idf } from '../termWeights.js';
+import type { DatasetIndex } from './memory.js';
+import { memoryBm25 } from './memorySearch.js';
 import { type Bm25Parameters, covers, impactFloors, mostImpact, type PostingRange, type ReadEdge, rangesReaching } from './bounds.js';
 import {
   chunksInRanges,
@@ -50,7 +55,7 @@ export async function queryTerms(db: Knex, query: string): Promise<string[]> {
   return rows.map((r) => r.lexeme);
 }
 
-interface Bm25Query extends WeightedTerms {
+export interface Bm25Query extends WeightedTerms {
   parameters: Bm25Parameters;
 }
 
@@ -147,28 +152,48 @@ async function allAbove(db: Knex, request: RetrievalRequest, query: Bm25Query, l
 }
 
 /** How many chunks the search matches: those passing the filter that hold a query term, or that reach the threshold. */
-async function count(db: Knex, request: RetrievalRequest, query: Bm25Query): Promise<number> {
+async function countInSql(db: Knex, request: RetrievalRequest, query: Bm25Query): Promise<number> {
   if (request.scoreThreshold == null) return countPassingMatches(db, request, query.terms);
   return (await allAbove(db, request, query, request.scoreThreshold)).length;
 }
 
-export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
+/** The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL. */
+async function search(
+  services: Services,
+  request: RetrievalRequest,
+  query: Bm25Query,
+  k: number,
+  count: boolean,
+): Promise<{ hits: Hit[]; total: number | null }> {
   const db = services.store.db;
-  const query = await prepare(db, request);
+  const least = request.scoreThreshold ?? 0;
+  const index: DatasetIndex | null = await services.bm25.current(request.dataset.id);
+  if (index)
+    return memoryBm25(db, request, index, query, {
+      k,
+      least,
+      count,
+      countAbove: request.scoreThreshold ?? null,
+      directScoring: filterPlan.directScoring,
+      narrowed: narrowed(request),
+    });
+  return { hits: await top(db, request, query, k, least), total: count ? await countInSql(db, request, query) : null };
+}
+
+export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
+  const query = await prepare(services.store.db, request);
   if (!query) return { hits: [], total: request.countTotal ? 0 : null };
-  const hits = await top(db, request, query, request.offset + request.limit, request.scoreThreshold ?? 0);
-  return { hits: hits.slice(request.offset), total: request.countTotal ? await count(db, request, query) : null };
+  const { hits, total } = await search(services, request, query, request.offset + request.limit, !!request.countTotal);
+  return { hits: hits.slice(request.offset), total };
 }
 
 /** The best `window` BM25 hits, for fusion. */
 export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
-  const db = services.store.db;
-  const query = await prepare(db, request);
-  return query ? top(db, request, query, window, request.scoreThreshold ?? 0) : [];
+  const query = await prepare(services.store.db, request);
+  return query ? (await search(services, request, query, window, false)).hits : [];
 }
 
 export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
-  const db = services.store.db;
-  const query = await prepare(db, request);
-  return query ? count(db, request, query) : 0;
+  const query = await prepare(services.store.db, request);
+  return query ? ((await search(services, request, query, 0, true)).total ?? 0) : 0;
 }

@@ -89,6 +89,17 @@ function passing(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
   );
 }
 
+/** Up to `limit` of the chunks passing the filter, whatever terms they hold. */
+export async function passingChunks(db: Knex, request: RetrievalRequest, limit: number): Promise<string[]> {
+  return passing(db, request).limit(limit).pluck('chunks.id');
+}
+
+/** The chunks among `ids` that pass the filter. */
+export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set(await passing(db, request).whereRaw('chunks.id = any(?::uuid[])', [ids]).pluck('chunks.id'));
+}
+
 /** A tsquery matching chunks that hold any of the terms. */
 const anyTerm = (terms: string[]) => terms.map((lexeme) => lexemeQuery({ lexeme, prefix: false })).join(' | ');
 
@@ -147,4 +158,64 @@ export async function scoreChunks(
     [k1, k1, b, b, averageLength, chunks, query.terms, query.terms, query.weights, least, limit],
   );
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+}
+
+/** A chunk's terms as the in-memory index holds them (memory.ts). */
+export interface ChunkTerms {
+  id: string;
+  length: number;
+  terms: string[];
+  tfs: number[];
+}
+
+const chunkTermsColumns = `c.id, coalesce(c.bm25_length, 0) as length,
+  array(select lexeme from unnest(c.bm25_terms) order by lexeme) as terms,
+  array(select coalesce(array_length(positions, 1), 1) from unnest(c.bm25_terms) order by lexeme) as tfs`;
+
+/** The dataset's version: how many statements have changed its terms (migration 014). */
+export async function termsVersion(db: Knex, datasetId: string): Promise<number> {
+  const row = await db('bm25_dataset_totals').where({ dataset_id: datasetId }).first('version');
+  return Number(row?.version ?? 0);
+}
+
+/** Up to `limit` of the dataset's chunks with terms, after the id `after`, in id order. */
+export async function chunkTermsPage(db: Knex, datasetId: string, after: string | null, limit: number): Promise<ChunkTerms[]> {
+  const { rows } = await db.raw<{ rows: ChunkTerms[] }>(
+    `select ${chunkTermsColumns} from chunks c
+      where c.dataset_id = ? and c.id > coalesce(?::uuid, '00000000-0000-0000-0000-000000000000') and c.bm25_terms is not null
+      order by c.id limit ?`,
+    [datasetId, after, limit],
+  );
+  return rows.map((r) => ({ ...r, length: Number(r.length) }));
+}
+
+/** The chunks among `ids` that are the dataset's and have terms, as they are now. */
+export async function chunkTerms(db: Knex, datasetId: string, ids: string[]): Promise<ChunkTerms[]> {
+  const { rows } = await db.raw<{ rows: ChunkTerms[] }>(
+    `select ${chunkTermsColumns} from chunks c where c.id = any(?::uuid[]) and c.dataset_id = ? and c.bm25_terms is not null`,
+    [ids, datasetId],
+  );
+  return rows.map((r) => ({ ...r, length: Number(r.length) }));
+}
+
+export interface TermChanges {
+  /** The dataset's version now. */
+  version: number;
+  /** The lowest version after `since` whose changes are still kept (null: none kept). */
+  firstKept: number | null;
+  /** The chunks changed after `since`. */
+  changed: string[];
+}
+
+/** What changed in the dataset's terms after version `since`, read in one snapshot. */
+export async function termChanges(db: Knex, datasetId: string, since: number): Promise<TermChanges> {
+  const { rows } = await db.raw<{ rows: { version: string | null; first_kept: string | null; changed: string[] }[] }>(
+    `select t.version,
+            (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
+            array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
+       from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
+    [datasetId, since, datasetId, since, datasetId],
+  );
+  const [row] = rows;
+  return { version: Number(row.version ?? 0), firstKept: row.first_kept == null ? null : Number(row.first_kept), changed: row.changed };
 }
