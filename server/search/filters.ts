@@ -4,8 +4,10 @@
 //
 //   must: every condition holds · should: at least one holds (when non-empty) · must_not: none holds
 //
-// Each condition is made NULL-safe (`coalesce(..., false)`): a chunk lacking the field (no
-// num_value, no location, no such metadata key) does not match it, so `must_not` keeps that chunk.
+// A chunk lacking the field (no num_value, no location, no such metadata key) does not match a
+// condition on it: in `must` and `should` a NULL condition already excludes the row, so they stay
+// bare (and an index on the column serves them); under `must_not` a condition is made NULL-safe
+// (`not coalesce(..., false)`), so that chunk is kept.
 // A field condition with several operators (say `range` and `match_any`) needs all of them to hold.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
@@ -61,10 +63,10 @@ function compile(filter: T.ChunkFilter | null | undefined, alias: string, path: 
     const list: unknown = filter[clause];
     if (list == null) return [];
     if (!Array.isArray(list)) fail(`${path}.${clause}`, 'must be a list of conditions');
-    return list.map((condition, i) => sql`coalesce(${compileCondition(condition, { path: `${path}.${clause}[${i}]`, column })}, false)`);
+    return list.map((condition, i) => compileCondition(condition, { path: `${path}.${clause}[${i}]`, column }));
   };
   const should = conditions('should');
-  return [...conditions('must'), ...(should.length > 0 ? [any(should)] : []), ...conditions('must_not').map((c) => sql`not ${c}`)];
+  return [...conditions('must'), ...(should.length > 0 ? [any(should)] : []), ...conditions('must_not').map((c) => sql`not coalesce(${c}, false)`)];
 }
 
 function compileCondition(condition: unknown, context: Context): Sql {
