@@ -37,6 +37,7 @@ describe(`store (${mode})`, () => {
       '013_job_leases',
       '014_bm25_postings',
       '015_bm25_average_length',
+      '016_chunk_tag_index',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -15,6 +15,7 @@ import * as m012 from './012_ingest.js';
 import * as m013 from './013_job_leases.js';
 import * as m014 from './014_bm25_postings.js';
 import * as m015 from './015_bm25_average_length.js';
+import * as m016 from './016_chunk_tag_index.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '013_job_leases': m013,
   '014_bm25_postings': m014,
   '015_bm25_average_length': m015,
+  '016_chunk_tag_index': m016,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
