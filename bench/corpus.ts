@@ -56,6 +56,9 @@ const CONTENT_WORDS = (
   .split(' ')
   .filter((w, i, all) => all.indexOf(w) === i);
 
+/** The tag of 1 % of the chunks. */
+const RARE_TAG = 'archived';
+
 const TAGS = [
   'billing',
   'account',
@@ -165,6 +168,8 @@ export function generateCorpus({ count, seed = 42, prefix = 'doc' }: CorpusOptio
       html = `<p>${sentences(intro)}</p><ul>${lis.join('')}</ul>`;
     }
     const tags = [...new Set(Array.from({ length: int(1, 3) }, () => pick(TAGS)))];
+    // One chunk in a hundred, by position (the random stream stays as it was): a selective filter.
+    if (i % 100 === 37) tags.push(RARE_TAG);
     const section = pick(SECTIONS);
     const year = int(2019, 2025);
     const month = String(int(1, 12)).padStart(2, '0');

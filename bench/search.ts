@@ -23,13 +23,15 @@ import type { DatasetRow } from '../server/domain/datasets.js';
 import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
-import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
+import { hybridWindow } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { useIterativeScan } from '../server/search/retrieval/semantic.js';
 import { idf, lexemeQuery, rankWeights, tsqueryTerms } from '../server/search/retrieval/termWeights.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
+import { innerText } from '../server/domain/chunks/content.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
+import { tantivyBm25 } from './peer/tantivy.js';
 import { ADMIN_KEY, type Mode, type ModeEnvironment } from './modes.js';
 import { fmt, mean, percentile, stopwatch, table } from './report.js';
 
@@ -53,6 +55,8 @@ const MIN_BUDGET_QUERIES = 20;
 const BREAKDOWN_QUERIES = 50;
 /** The filtered variants keep the tag whose share of the corpus is nearest to this. */
 const TAG_SHARE = 0.1;
+/** The selective filtered variants keep the tag whose share is nearest to this. */
+const RARE_TAG_SHARE = 0.01;
 /** Typesense candidates the raw filtered path asks for: one page, ~25 passing a ~10% filter. */
 const RAW_TYPESENSE_CANDIDATES = 250;
 
@@ -130,6 +134,11 @@ export interface SearchResult {
   load: { chunks: number; batch: number; concurrency: number; wall_s: number; chunks_per_s: number; batch_p50_ms: number; batch_p99_ms: number };
   counts: { chunks: number; vectors: number; lexical: number };
   filter_tag: { tag: string; share: number };
+  rare_filter_tag: { tag: string; share: number };
+  /** How long the dataset's in-memory BM25 index took to build after the load (searches wait for it). */
+  bm25_index_build_ms: number;
+  /** The peer engine on the same texts and queries, BM25 top page in-process; or why it could not run. */
+  peer: { engine: string; chunks: number; build_ms: number; bm25_top: Latency } | { unavailable: string };
   queries: { count: number; words: { min: number; max: number; mean: number }; sample: string[] };
   embedding_ms: Latency;
   goals: { ratio_p50_max: number; p99_max_ms: number; checks: { what: string; value: number | null; met: boolean | null }[] };
@@ -185,6 +194,13 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const filterTag = await tagNearest(db, dataset.id, chunks, TAG_SHARE);
     const tagFilter: ChunkFilter = { must: [{ field: 'tag_set', match_any: [filterTag.tag] }] };
     log(`filter: tag_set match_any ${filterTag.tag} (${fmt(filterTag.share * 100, 1)}% of chunks)`);
+    const rareTag = await tagNearest(db, dataset.id, chunks, RARE_TAG_SHARE);
+    const rareFilter: ChunkFilter = { must: [{ field: 'tag_set', match_any: [rareTag.tag] }] };
+    log(`selective filter: tag_set match_any ${rareTag.tag} (${fmt(rareTag.share * 100, 2)}% of chunks)`);
+    const buildStarted = performance.now();
+    await service.services.bm25.ready(dataset.id);
+    const bm25IndexBuildMs = Math.round(performance.now() - buildStarted);
+    log(`in-memory BM25 index built in ${fmt(bm25IndexBuildMs)} ms`);
 
     // Query vectors, computed outside every timing; embedding time measured on its own.
     const embedder = new BuiltinEmbedder(dataset.size);
@@ -210,6 +226,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       { name: `semantic, tag ${filterTag.tag}`, type: 'semantic', filter: tagFilter },
       { name: `fulltext, tag ${filterTag.tag}`, type: 'fulltext', filter: tagFilter },
       { name: 'bm25', type: 'bm25', filter: null },
+      { name: `bm25, tag ${rareTag.tag}`, type: 'bm25', filter: rareFilter },
+      { name: `hybrid, tag ${rareTag.tag}`, type: 'hybrid', filter: rareFilter },
     ];
     const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, vectors, embedMs };
 
@@ -239,6 +257,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       };
     }
 
+    const peer = await peerBm25(corpus, queries, log);
     const embedding = latency([...embedMs.entries()].filter(([q]) => queries.includes(q)).map(([, ms]) => ms));
     return {
       options: { ...options, chunks, warmup_queries: WARMUP_QUERIES, page_size: PAGE_SIZE },
@@ -249,6 +268,9 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       counts,
       autovacuum_wait_s: autovacuumWaitS,
       filter_tag: filterTag,
+      rare_filter_tag: rareTag,
+      bm25_index_build_ms: bm25IndexBuildMs,
+      peer,
       queries: {
         count: queries.length,
         words: (() => {
@@ -266,6 +288,25 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     };
   } finally {
     await service.stop();
+  }
+}
+
+/** Tantivy's BM25 over the chunks' texts (as the service indexes them) and the same queries. */
+async function peerBm25(corpus: ChunkReqPayload[], queries: string[], log: (line: string) => void): Promise<SearchResult['peer']> {
+  try {
+    const run = await tantivyBm25(
+      corpus.map((c) => innerText(c.chunk_html ?? '')),
+      queries,
+      PAGE_SIZE,
+      log,
+    );
+    const bm25Top = latency(run.latencies_ms);
+    log(`peer ${run.engine}: BM25 top ${PAGE_SIZE} p50 ${fmt(bm25Top.p50, 2)} ms, p99 ${fmt(bm25Top.p99, 2)} ms (index built in ${fmt(run.build_ms)} ms)`);
+    return { engine: run.engine, chunks: corpus.length, build_ms: Math.round(run.build_ms), bm25_top: bm25Top };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`peer unavailable: ${reason}`);
+    return { unavailable: reason };
   }
 }
 
@@ -321,10 +362,6 @@ async function measurePass(
       .filter((x) => /^\s*(with|select)\b/i.test(x.sql) && !/set_config/.test(x.sql))
       .map((x) => ({ sql: questionMarks(x.sql, x.bindings.length), bindings: x.bindings }));
     probes[variant.name] = { query: warmQueries[0], statements };
-    // BM25 (its own type, and hybrid's keyword list when the dataset enables it) is SQL of the
-    // service's: its raw path replays those statements for each query.
-    const bm25 = variant.type === 'bm25' || variant.type === 'hybrid' ? await bm25Replay(db, statements, warmQueries[0]) : null;
-    if (bm25 && 'reason' in bm25) log(`${variant.name}: no raw BM25 path: ${bm25.reason}`);
     if (probeMs > SINGLE_REQUEST_MS) {
       // Too slow to measure within the budget: the probe is the one figure.
       log(`${variant.name}: one request took ${fmt(probeMs / 1000, 1)} s; not measured further`);
@@ -346,7 +383,7 @@ async function measurePass(
       continue;
     }
     log(`${variant.name}: ${warmQueries.length} warm-up + ${queries.length} queries…`);
-    const r = await measureVariant(ctx, variant, warmQueries, queries, bm25 && !('reason' in bm25) ? bm25 : null);
+    const r = await measureVariant(ctx, variant, warmQueries, queries);
     const measured = queries.slice(0, r.queries_measured);
     if (r.queries_measured! < queries.length) {
       log(`${variant.name}: stopped after ${r.queries_measured} queries (${VARIANT_BUDGET_MS / 1000} s budget)`);
@@ -682,77 +719,23 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   };
 }
 
-/** The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). */
-async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string, bm25: Bm25Replay | null): Promise<Hit[]> {
+/**
+ * The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). BM25, and
+ * hybrid which fuses it, have no raw path: the service's in-memory index is the engine, and the
+ * peer engine (Tantivy, peerBm25) stands for what one can do.
+ */
+async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string): Promise<Hit[]> {
   switch (variant.type) {
     case 'semantic':
       return raw.semantic(vector, variant.filter, PAGE_SIZE);
     case 'fulltext':
       return raw.fulltext(query, variant.filter, PAGE_SIZE);
-    case 'bm25':
-      if (!bm25) throw new Error('no raw BM25 path');
-      return bm25.top(query, PAGE_SIZE);
-    case 'hybrid': {
-      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion. The
-      // keyword list is the one the service fuses: BM25 when it sent BM25's statements, else full-text.
-      const window = hybridWindow(PAGE_SIZE);
-      const [semantic, keyword] = await Promise.all([
-        raw.semantic(vector, variant.filter, window),
-        bm25 ? bm25.top(query, window) : raw.fulltext(query, variant.filter, window),
-      ]);
-      return reciprocalRankFusion([
-        { hits: semantic, weight: 1 },
-        { hits: keyword, weight: 1 },
-      ]).slice(0, PAGE_SIZE);
-    }
     default:
       throw new Error(`no raw path for ${variant.type}`);
   }
 }
 
-interface Bm25Replay {
-  /** The top `n` BM25 hits for a query: the service's two statements, sent straight to PostgreSQL. */
-  top(query: string, n: number): Promise<Hit[]>;
-}
-
-/**
- * BM25's raw path, from the statements the service sent for `probeQuery`: the query's terms
- * (`select distinct lexeme from unnest(to_tsvector('english', ?))`), then the scoring statement. In
- * the scoring statement's bindings, the probe's terms (as an array, and as a tsquery text) are
- * replaced by each query's, and the last two (limit, offset) by `n` and 0. Null when the service
- * sent no BM25 statement (hybrid fusing full-text), a reason when the statements are not as expected.
- */
-async function bm25Replay(db: Knex, statements: Statement[], probeQuery: string): Promise<Bm25Replay | { reason: string } | null> {
-  const scoring = statements.filter((x) => /bm25_terms/.test(x.sql));
-  if (scoring.length === 0) return null;
-  const termsStatement = statements.find(
-    (x) => /unnest\(to_tsvector\('english', \?\)\)/.test(x.sql) && x.bindings.length === 1 && x.bindings[0] === probeQuery,
-  );
-  if (!termsStatement || scoring.length !== 1)
-    return { reason: `expected one terms statement and one scoring statement, got ${statements.map((x) => x.sql.slice(0, 60)).join(' | ')}` };
-  const template = scoring[0];
-  const termsOf = async (query: string) => (await db.raw<{ rows: { lexeme: string }[] }>(termsStatement.sql, [query])).rows.map((r) => r.lexeme);
-  const asTsquery = (terms: string[]) => terms.map((t) => `'${t.replace(/'/g, "''")}'`).join(' | ');
-  const probeTerms = await termsOf(probeQuery);
-  const b = template.bindings;
-  const isProbeTerms = (x: unknown) => JSON.stringify(x) === JSON.stringify(probeTerms);
-  if (!b.some(isProbeTerms) || !b.includes(asTsquery(probeTerms)) || typeof b[b.length - 2] !== 'number' || b[b.length - 1] !== 0) {
-    return { reason: `the scoring statement's bindings are not laid out as expected: ${JSON.stringify(b).slice(0, 200)}` };
-  }
-  return {
-    top: async (query, n) => {
-      const terms = await termsOf(query);
-      if (terms.length === 0) return [];
-      // Per-term weight arrays (a full-text boost's; the bench sends none, so all 1) follow the terms.
-      const isWeights = (x: unknown) => Array.isArray(x) && x.length === probeTerms.length && x.every((w) => w === 1);
-      const bindings = b
-        .slice(0, -2)
-        .map((x) => (isProbeTerms(x) ? terms : x === asTsquery(probeTerms) ? asTsquery(terms) : isWeights(x) ? terms.map(() => 1) : x));
-      const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(template.sql, [...bindings, n, 0] as Knex.RawBinding[]);
-      return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
-    },
-  };
-}
+const hasRawPath = (type: SearchType) => type === 'semantic' || type === 'fulltext';
 
 // ---------------------------------------------------------------------------------------------
 // Measuring
@@ -777,11 +760,11 @@ interface MeasureContext {
  * to the next, so that no path always runs first on a query (and always finds the engines' caches
  * colder than the others do).
  */
-async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[], bm25: Bm25Replay | null): Promise<VariantResult> {
+async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[]): Promise<VariantResult> {
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const hasRaw = variant.type !== 'bm25' || bm25 !== null;
+  const hasRaw = hasRawPath(variant.type);
   const runs: Record<Step, (q: string) => Promise<string[]>> = {
     api: async (q) => {
       const body = Buffer.from(
@@ -803,7 +786,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
           prefix: false,
         })
       ).hits.map((h) => h.id),
-    raw: async (q) => (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!, bm25)).map((h) => h.id),
+    raw: async (q) => (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!)).map((h) => h.id),
   };
   const steps = STEPS.filter((s) => s !== 'raw' || hasRaw);
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };

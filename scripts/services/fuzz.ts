@@ -5,12 +5,11 @@
 // needs, so a new machine gets the same run), binary wheels only, a marker recording what was
 // installed, and a lock so parallel test files install it once.
 // `npx tsx scripts/services/fuzz.ts` installs it by hand.
-import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TOOLS_DIR } from './paths.js';
 import type { Log } from './proc.js';
-import { installVenv, withInstallLock } from './venv.js';
+import { ensureVenv } from './venv.js';
 
 /** schemathesis 4.32.5 and its dependencies as pip resolved them (Python 3.11). */
 export const FUZZ_PACKAGES = [
@@ -45,31 +44,10 @@ export const FUZZ_PACKAGES = [
 
 export const FUZZ_VENV = path.join(TOOLS_DIR, 'fuzz-venv');
 export const SCHEMATHESIS_BIN = path.join(FUZZ_VENV, 'bin', 'schemathesis');
-const MARKER = path.join(FUZZ_VENV, 'installed.json');
-const LOCK_DIR = path.join(TOOLS_DIR, 'fuzz-install.lock');
-
-function isInstalled(): boolean {
-  try {
-    const marker = JSON.parse(fs.readFileSync(MARKER, 'utf8')) as { packages?: string[] };
-    return JSON.stringify(marker.packages) === JSON.stringify(FUZZ_PACKAGES) && fs.existsSync(SCHEMATHESIS_BIN);
-  } catch {
-    return false;
-  }
-}
 
 /** The schemathesis command, installed first when missing or of other pins. */
 export async function installFuzz(opts: { log?: Log } = {}): Promise<string> {
-  const log = opts.log ?? (() => {});
-  if (isInstalled()) return SCHEMATHESIS_BIN;
-  fs.mkdirSync(TOOLS_DIR, { recursive: true });
-  fs.writeFileSync(path.join(TOOLS_DIR, '.gitignore'), '*\n');
-  await withInstallLock(LOCK_DIR, 'schemathesis', log, async () => {
-    if (isInstalled()) return;
-    const started = Date.now();
-    await installVenv(FUZZ_VENV, FUZZ_PACKAGES, log);
-    fs.writeFileSync(MARKER, JSON.stringify({ packages: FUZZ_PACKAGES, installedAt: new Date().toISOString() }, null, 2) + '\n');
-    log(`schemathesis installed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  });
+  await ensureVenv(FUZZ_VENV, FUZZ_PACKAGES, 'schemathesis', opts.log ?? (() => {}));
   return SCHEMATHESIS_BIN;
 }
 

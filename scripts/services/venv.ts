@@ -35,6 +35,30 @@ export async function installVenv(venvDir: string, packages: readonly string[], 
   await runLogged(path.join(venvDir, 'bin', 'python'), [...pip, ...packages], log);
 }
 
+/**
+ * The venv at `venvDir` holding exactly `packages`: installed first, once across processes, when
+ * missing or of other pins (a marker in it records what was installed).
+ */
+export async function ensureVenv(venvDir: string, packages: readonly string[], what: string, log: Log): Promise<void> {
+  const marker = path.join(venvDir, 'installed.json');
+  const installed = () => {
+    try {
+      return JSON.stringify(JSON.parse(fs.readFileSync(marker, 'utf8')).packages) === JSON.stringify(packages);
+    } catch {
+      return false;
+    }
+  };
+  if (installed()) return;
+  fs.mkdirSync(path.dirname(venvDir), { recursive: true });
+  await withInstallLock(`${venvDir}.lock`, what, log, async () => {
+    if (installed()) return;
+    const started = Date.now();
+    await installVenv(venvDir, packages, log);
+    fs.writeFileSync(marker, JSON.stringify({ packages, installedAt: new Date().toISOString() }, null, 2) + '\n');
+    log(`${what} installed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pidAlive(pid: number): boolean {

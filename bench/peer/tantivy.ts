@@ -1,0 +1,37 @@
+// The peer engine for BM25: Tantivy (the Rust search library) through its official Python
+// bindings, pinned, installed from PyPI into .tools/ on first use. It indexes the same texts and
+// answers the same queries, in-process, so its latency is the engine's alone.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { TOOLS_DIR } from '../../scripts/services/paths.js';
+import { ensureVenv } from '../../scripts/services/venv.js';
+
+const TANTIVY_PACKAGES = ['tantivy==0.27.0'] as const;
+const VENV = path.join(TOOLS_DIR, 'tantivy-venv');
+const SCRIPT = path.join(import.meta.dirname, 'tantivy_bm25.py');
+
+export interface PeerRun {
+  engine: string;
+  build_ms: number;
+  /** Per query and round: search plus reading the hits' ids. */
+  latencies_ms: number[];
+  /** Per query, its top k as indexes into the texts. */
+  tops: number[][];
+}
+
+export async function tantivyBm25(texts: string[], queries: string[], k: number, log: (line: string) => void): Promise<PeerRun> {
+  await ensureVenv(VENV, TANTIVY_PACKAGES, 'tantivy', log);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tantivy-peer-'));
+  try {
+    const job = path.join(dir, 'job.json');
+    fs.writeFileSync(job, JSON.stringify({ texts, queries, k, rounds: 3 }));
+    const { stdout } = await promisify(execFile)(path.join(VENV, 'bin', 'python'), [SCRIPT, job], { maxBuffer: 256 * 1024 * 1024 });
+    const out = JSON.parse(stdout) as Omit<PeerRun, 'engine'> & { version: string | null };
+    return { engine: out.version ?? TANTIVY_PACKAGES[0], build_ms: out.build_ms, latencies_ms: out.latencies_ms, tops: out.tops };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

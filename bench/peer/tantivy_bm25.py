@@ -1,0 +1,51 @@
+"""BM25 top-k over the bench's corpus with Tantivy, in-process: the peer engine's figure.
+
+Reads a JSON file {"texts": [...], "queries": [...], "k": 10, "rounds": 3} and prints JSON with the
+build time, per-query latencies (search plus reading the ids of the hits) and each query's top ids
+(as indexes into texts). English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
+"""
+import json
+import re
+import sys
+import time
+
+import tantivy
+
+
+def main() -> None:
+    job = json.load(open(sys.argv[1]))
+    schema_builder = tantivy.SchemaBuilder()
+    schema_builder.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    schema_builder.add_integer_field("n", stored=True, indexed=False, fast=True)
+    schema = schema_builder.build()
+    index = tantivy.Index(schema)
+    started = time.perf_counter()
+    writer = index.writer(heap_size=500_000_000, num_threads=1)
+    for n, text in enumerate(job["texts"]):
+        document = tantivy.Document()
+        document.add_text("body", text)
+        document.add_integer("n", n)
+        writer.add_document(document)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    build_ms = (time.perf_counter() - started) * 1000
+    searcher = index.searcher()
+    k = job["k"]
+    # Only words: the query parser's syntax (quotes, colons, +, -) must not change what is asked.
+    parsed = [index.parse_query(" ".join(re.findall(r"\w+", q)) or "nothing", ["body"]) for q in job["queries"]]
+    latencies = []
+    tops = []
+    for round_ in range(job["rounds"]):
+        for query in parsed:
+            t0 = time.perf_counter()
+            hits = searcher.search(query, k).hits
+            top = [searcher.doc(address)["n"][0] for _, address in hits]
+            latencies.append((time.perf_counter() - t0) * 1000)
+            if round_ == 0:
+                tops.append(top)
+    print(json.dumps({"version": tantivy.__version__ if hasattr(tantivy, "__version__") else None, "build_ms": build_ms, "latencies_ms": latencies, "tops": tops}))
+
+
+if __name__ == "__main__":
+    main()
