@@ -23,12 +23,14 @@ import type { DatasetRow } from '../server/domain/datasets.js';
 import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
-import { hybridWindow } from '../server/search/retrieval/hybrid.js';
+import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/index.js';
+import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
+import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
-import { useIterativeScan } from '../server/search/retrieval/semantic.js';
+import { efSearch, useIterativeScan } from '../server/search/retrieval/semantic.js';
 import { idf, lexemeQuery, rankWeights, tsqueryTerms } from '../server/search/retrieval/termWeights.js';
 import type { Hit, SearchType } from '../server/search/types.js';
-import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
+import { distanceOperators, EF_SEARCH_STEP, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
 import { tantivyBm25 } from './peer/tantivy.js';
@@ -198,7 +200,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const rareFilter: ChunkFilter = { must: [{ field: 'tag_set', match_any: [rareTag.tag] }] };
     log(`selective filter: tag_set match_any ${rareTag.tag} (${fmt(rareTag.share * 100, 2)}% of chunks)`);
     const buildStarted = performance.now();
-    await service.services.bm25.ready(dataset.id);
+    const bm25Index = await service.services.bm25.ready(dataset.id);
+    if (!bm25Index) throw new Error('the in-memory BM25 index was not built');
     const bm25IndexBuildMs = Math.round(performance.now() - buildStarted);
     log(`in-memory BM25 index built in ${fmt(bm25IndexBuildMs)} ms`);
 
@@ -229,7 +232,11 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       { name: `bm25, tag ${rareTag.tag}`, type: 'bm25', filter: rareFilter },
       { name: `hybrid, tag ${rareTag.tag}`, type: 'hybrid', filter: rareFilter },
     ];
-    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, vectors, embedMs };
+    // BM25's query terms and weights, computed outside every timing as the query vectors are.
+    const bm25Queries = new Map<string, Bm25Query | null>();
+    for (const q of [...warmQueries, ...queries]) bm25Queries.set(q, await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 }));
+    const bm25 = rawBm25(db, dataset.id, bm25Index, bm25Queries);
+    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, vectors, embedMs };
 
     // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
     const autovacuumWaitS = await autovacuumIdle(db, 180_000);
@@ -602,7 +609,7 @@ function tagOf(filter: ChunkFilter | null): string | null {
   const condition = filter?.must?.[0] as { match_any?: string[] } | undefined;
   return condition?.match_any?.[0] ?? null;
 }
-const TAG_CONDITION = 'coalesce("chunks"."tag_set" && ?::text[], false)';
+const TAG_CONDITION = '"chunks"."tag_set" && ?::text[]';
 
 function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const op = distanceOperators[dataset.metric];
@@ -624,10 +631,15 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   };
   const semantic = async (vector: string, filter: ChunkFilter | null, n: number): Promise<Hit[]> => {
     const { sql, bindings } = semanticSql(vector, filter, n);
-    const rows = await db.transaction(async (trx) => {
-      await useIterativeScan(trx, n);
-      return (await trx.raw<{ rows: { id: string; distance: number; score: number }[] }>(sql, bindings as Knex.RawBinding[])).rows;
-    });
+    const scan = async (on: Knex) => (await on.raw<{ rows: { id: string; distance: number; score: number }[] }>(sql, bindings as Knex.RawBinding[])).rows;
+    // The connections' own HNSW settings serve up to EF_SEARCH_STEP rows; more need a transaction to raise them.
+    const rows =
+      efSearch(n) === EF_SEARCH_STEP
+        ? await scan(db)
+        : await db.transaction(async (trx) => {
+            await useIterativeScan(trx, n);
+            return scan(trx);
+          });
     // Relaxed order: sorted again, as the service does.
     return rows.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, score: r.score }));
   };
@@ -719,23 +731,62 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   };
 }
 
+/** BM25's top `n` for a query, from the in-memory index queried directly. */
+type RawBm25 = (query: string, filter: ChunkFilter | null, n: number) => Promise<Hit[]>;
+
 /**
- * The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). BM25, and
- * hybrid which fuses it, have no raw path: the service's in-memory index is the engine, and the
- * peer engine (Tantivy, peerBm25) stands for what one can do.
+ * BM25's raw path: the dataset's in-memory index (the engine BM25 runs on) queried directly, with
+ * the query's terms and weights computed beforehand; a tag filter is read from PostgreSQL into a mask.
  */
-async function rawTop(raw: RawEngines, variant: Variant, query: string, vector: string): Promise<Hit[]> {
+function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map<string, Bm25Query | null>): RawBm25 {
+  return async (query, filter, n) => {
+    const q = prepared.get(query);
+    if (!q) return [];
+    const tag = tagOf(filter);
+    let mask: Uint8Array | null = null;
+    if (tag) {
+      const ids: string[] = await db('chunks')
+        .where('chunks.dataset_id', datasetId)
+        .whereRaw(TAG_CONDITION, [[tag]])
+        .pluck('chunks.id');
+      mask = new Uint8Array(index.capacity);
+      for (const id of ids) {
+        const ordinal = index.ordinal(id);
+        if (ordinal !== undefined) mask[ordinal] = 1;
+      }
+    }
+    const matches = index.match(q.terms, q.weights, q.parameters, mask);
+    return index.best(matches, n, 0).map((p) => ({ id: index.idOf(matches.ordinals[p]), score: matches.scores[p] }));
+  };
+}
+
+/**
+ * The raw engines' top `PAGE_SIZE` for a variant (the query's vector computed beforehand). BM25's
+ * engine is the service's in-memory index, queried directly (rawBm25); the peer engine (Tantivy,
+ * peerBm25) stands apart for what another engine does.
+ */
+async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Promise<Hit[]> {
+  const vector = ctx.vectors.get(query)!;
   switch (variant.type) {
     case 'semantic':
-      return raw.semantic(vector, variant.filter, PAGE_SIZE);
+      return ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
     case 'fulltext':
-      return raw.fulltext(query, variant.filter, PAGE_SIZE);
+      return ctx.raw.fulltext(query, variant.filter, PAGE_SIZE);
+    case 'bm25':
+      return ctx.bm25(query, variant.filter, PAGE_SIZE);
+    case 'hybrid': {
+      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion.
+      const window = hybridWindow(PAGE_SIZE);
+      const [semantic, keyword] = await Promise.all([ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      return reciprocalRankFusion([
+        { hits: semantic, weight: 1 },
+        { hits: keyword, weight: 1 },
+      ]).slice(0, PAGE_SIZE);
+    }
     default:
       throw new Error(`no raw path for ${variant.type}`);
   }
 }
-
-const hasRawPath = (type: SearchType) => type === 'semantic' || type === 'fulltext';
 
 // ---------------------------------------------------------------------------------------------
 // Measuring
@@ -751,6 +802,7 @@ interface MeasureContext {
   dataset: Dataset;
   datasetRow: DatasetRow;
   raw: RawEngines;
+  bm25: RawBm25;
   vectors: Map<string, string>;
   embedMs: Map<string, number>;
 }
@@ -764,7 +816,6 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const hasRaw = hasRawPath(variant.type);
   const runs: Record<Step, (q: string) => Promise<string[]>> = {
     api: async (q) => {
       const body = Buffer.from(
@@ -786,9 +837,8 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
           prefix: false,
         })
       ).hits.map((h) => h.id),
-    raw: async (q) => (await rawTop(ctx.raw, variant, q, ctx.vectors.get(q)!)).map((h) => h.id),
+    raw: async (q) => (await rawTop(ctx, variant, q)).map((h) => h.id),
   };
-  const steps = STEPS.filter((s) => s !== 'raw' || hasRaw);
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
   const ids: Record<Step, string[][]> = { api: [], retrieval: [], raw: [] };
   const load0 = os.loadavg()[0];
@@ -805,8 +855,8 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
       const q = all[i];
       if (i < warm.length) warmed++;
       else measured.push(q);
-      for (let k = 0; k < steps.length; k++) {
-        const step = steps[(i + k) % steps.length];
+      for (let k = 0; k < STEPS.length; k++) {
+        const step = STEPS[(i + k) % STEPS.length];
         const t0 = performance.now();
         const found = await runs[step](q).catch((error: unknown) => {
           throw new Error(`${variant.name}, ${step}, query ${i} "${q}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
@@ -825,10 +875,9 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
 
   const embeds = variant.type === 'semantic' || variant.type === 'hybrid';
   const minusEmbedding = (values: number[]) => latency(values.map((ms, i) => ms - ctx.embedMs.get(measured[i])!));
-  const lat = (step: Step) => (steps.includes(step) ? latency(times[step]) : null);
-  const api = lat('api')!;
-  const raw = lat('raw');
-  const overlap = hasRaw ? mean(ids.api.map((a, i) => (a.length === 0 ? 1 : a.filter((id) => ids.raw[i].includes(id)).length / a.length))) : null;
+  const api = latency(times.api);
+  const raw = latency(times.raw);
+  const overlap = mean(ids.api.map((a, i) => (a.length === 0 ? 1 : a.filter((id) => ids.raw[i].includes(id)).length / a.length)));
   return {
     name: variant.name,
     search_type: variant.type,
@@ -836,14 +885,14 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
     available: true,
     queries_measured: measured.length,
     warmup_queries: warmed,
-    latency_ms: { api, retrieval: lat('retrieval'), raw },
-    ratio: { p50: raw ? api.p50 / raw.p50 : null, p99: raw ? api.p99 / raw.p99 : null },
+    latency_ms: { api, retrieval: latency(times.retrieval), raw },
+    ratio: { p50: api.p50 / raw.p50, p99: api.p99 / raw.p99 },
     api_excluding_embedding_ms: embeds ? minusEmbedding(times.api) : null,
     retrieval_excluding_embedding_ms: embeds ? minusEmbedding(times.retrieval) : null,
     mean_hits: {
       api: mean(ids.api.map((x) => x.length)),
       retrieval: mean(ids.retrieval.map((x) => x.length)),
-      raw: hasRaw ? mean(ids.raw.map((x) => x.length)) : null,
+      raw: mean(ids.raw.map((x) => x.length)),
     },
     overlap_api_raw: overlap,
     api_equals_retrieval: ids.api.filter((a, i) => a.join() === ids.retrieval[i].join()).length,
@@ -851,7 +900,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
     latencies_ms: {
       api: times.api.map(round2),
       retrieval: times.retrieval.map(round2),
-      raw: hasRaw ? times.raw.map(round2) : null,
+      raw: times.raw.map(round2),
     },
   };
 }

@@ -86,7 +86,7 @@ function passing(rows: Row[], threshold: number | null | undefined): Hit[] {
 }
 
 /** The candidate list for `n` rows: at least `n`, in steps, at most pgvector's maximum. */
-function efSearch(n: number): number {
+export function efSearch(n: number): number {
   return Math.min(MAX_EF_SEARCH, Math.max(1, Math.ceil(n / EF_SEARCH_STEP)) * EF_SEARCH_STEP);
 }
 

@@ -60,7 +60,7 @@ export interface Bm25Query extends WeightedTerms {
 }
 
 /** The query's terms that some chunk holds, their weights, and the dataset's parameters; null when nothing can match. */
-async function prepare(db: Knex, request: RetrievalRequest): Promise<Bm25Query | null> {
+export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<Bm25Query | null> {
   const all = await queryTerms(db, request.query);
   if (all.length === 0) return null;
   const statistics = await termStatistics(db, request.dataset.id, all);
@@ -181,7 +181,7 @@ async function search(
 }
 
 export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
-  const query = await prepare(services.store.db, request);
+  const query = await prepareBm25(services.store.db, request);
   if (!query) return { hits: [], total: request.countTotal ? 0 : null };
   const { hits, total } = await search(services, request, query, request.offset + request.limit, !!request.countTotal);
   return { hits: hits.slice(request.offset), total };
@@ -189,11 +189,11 @@ export async function bm25Search(services: Services, request: RetrievalRequest):
 
 /** The best `window` BM25 hits, for fusion. */
 export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
-  const query = await prepare(services.store.db, request);
+  const query = await prepareBm25(services.store.db, request);
   return query ? (await search(services, request, query, window, false)).hits : [];
 }
 
 export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
-  const query = await prepare(services.store.db, request);
+  const query = await prepareBm25(services.store.db, request);
   return query ? ((await search(services, request, query, 0, true)).total ?? 0) : 0;
 }
