@@ -7,7 +7,7 @@ import { badRequest, notFound, payloadTooLarge } from '../errors.js';
 import { timestamp } from '../format.js';
 import type { Services } from '../services.js';
 import { deleteChunks as deleteChunkRows } from './chunks/delete.js';
-import { versionedChunkRecord, type ApiVersion, type ChunkRow } from './chunks/records.js';
+import { type ApiVersion, type ChunkRow, chunkColumnsOf, versionedChunkRecord } from './chunks/records.js';
 import { emitEvent } from './events.js';
 
 export interface GroupRow {
@@ -302,7 +302,7 @@ export async function chunksInGroup(db: Knex, datasetId: string, ref: GroupRef, 
           .orderBy([{ column: 'b.created_at' }, { column: 'c.created_at' }, { column: 'c.id' }])
           .limit(GROUP_PAGE_SIZE)
           .offset(offset)
-          .select('c.*')
+          .select(chunkColumnsOf('c'))
       : [];
   const groupAndFile = groupAndFileRecord(group);
   const total_pages = Math.ceil(total / GROUP_PAGE_SIZE);

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../generated/client/types.gen.js';
 import type { Caller } from '../auth/caller.js';
-import { chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
+import { CHUNK_COLUMNS, chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import type { Services } from '../services.js';
@@ -133,6 +133,7 @@ async function loadRows(services: Services, datasetId: string, hits: Hit[]): Pro
   if (hits.length === 0) return new Map();
   const rows = await services.store
     .db<ChunkRow>('chunks')
+    .select(...CHUNK_COLUMNS)
     .where({ dataset_id: datasetId })
     .whereIn(
       'id',

@@ -8,7 +8,7 @@
 // Group recommendations gather the recommended chunks by group, as group-oriented search does
 // (./groups/gather.ts), from the chunks of the example groups.
 import type * as T from '../../generated/client/types.gen.js';
-import type { ApiVersion, ChunkRow } from '../domain/chunks/records.js';
+import { type ApiVersion, CHUNK_COLUMNS, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { badRequest } from '../errors.js';
@@ -91,7 +91,7 @@ function candidateFilter(filter: T.ChunkFilter | null | undefined, examples: Exa
 
 async function chunkRows(services: Services, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await services.store.db<ChunkRow>('chunks').where({ dataset_id: datasetId }).whereRaw('id = any(?::uuid[])', [ids]);
+  const rows = await services.store.db<ChunkRow>('chunks').select(...CHUNK_COLUMNS).where({ dataset_id: datasetId }).whereRaw('id = any(?::uuid[])', [ids]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 

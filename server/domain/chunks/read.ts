@@ -3,12 +3,12 @@ import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
 import { notFound } from '../../errors.js';
 import { applyChunkFilter } from '../../search/filters.js';
-import type { ChunkRow } from './records.js';
+import { CHUNK_COLUMNS, type ChunkRow, chunkColumnsOf } from './records.js';
 
 export async function getChunk(db: Knex, datasetId: string, by: { id: string } | { tracking_id: string }): Promise<ChunkRow> {
   const row = await db<ChunkRow>('chunks')
     .where({ dataset_id: datasetId, ...by })
-    .first();
+    .first(...CHUNK_COLUMNS);
   if (!row) throw notFound('id' in by ? `chunk ${by.id} not found in this dataset` : `chunk with tracking_id ${by.tracking_id} not found in this dataset`);
   return row;
 }
@@ -16,6 +16,7 @@ export async function getChunk(db: Knex, datasetId: string, by: { id: string } |
 /** The chunks with these ids or tracking ids, in the order asked; unknown ones are left out. */
 export async function getChunks(db: Knex, datasetId: string, column: 'id' | 'tracking_id', values: string[]): Promise<ChunkRow[]> {
   const rows = await db<ChunkRow>('chunks')
+    .select(...CHUNK_COLUMNS)
     .where({ dataset_id: datasetId })
     .whereIn(column, [...new Set(values)]);
   const byKey = new Map(rows.map((row) => [row[column] as string, row]));
@@ -32,14 +33,14 @@ export async function scrollChunks(db: Knex, datasetId: string, request: T.Scrol
   const sort = request.sort_by;
   const direction = sort?.direction === 'desc' ? 'desc' : 'asc';
   if (request.offset_chunk_id) {
-    const offset = await db<ChunkRow>('chunks').where({ dataset_id: datasetId, id: request.offset_chunk_id }).first();
+    const offset = await db<ChunkRow>('chunks').where({ dataset_id: datasetId, id: request.offset_chunk_id }).first(...CHUNK_COLUMNS);
     if (!offset) throw notFound(`offset_chunk_id: chunk ${request.offset_chunk_id} not found in this dataset`);
     if (!sort) query.where('chunks.id', '>', offset.id);
     else afterRow(query, sort.field, direction, offset);
   }
   if (sort) query.orderByRaw(`chunks.${sort.field} ${direction} nulls last, chunks.id ${direction}`);
   else query.orderBy('chunks.id');
-  return query.select('chunks.*').limit(request.page_size ?? 10);
+  return query.select(...chunkColumnsOf('chunks')).limit(request.page_size ?? 10);
 }
 
 /** Keyset condition: rows after `offset` in (field, id) order, nulls last. */

@@ -21,6 +21,32 @@ export interface ChunkRow {
   updated_at: Date;
 }
 
+/**
+ * The columns of a ChunkRow: what reads of chunk records select, leaving out the derived columns
+ * (terms, words, embedding inputs) that a `select *` would read and send for nothing.
+ */
+const chunkColumns = [
+  'id',
+  'dataset_id',
+  'tracking_id',
+  'chunk_html',
+  'link',
+  'metadata',
+  'tag_set',
+  'time_stamp',
+  'weight',
+  'num_value',
+  'image_urls',
+  'location_lat',
+  'location_lon',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ChunkRow)[];
+export const CHUNK_COLUMNS: (keyof ChunkRow)[] = [...chunkColumns];
+
+/** CHUNK_COLUMNS of a table aliased `alias`. */
+export const chunkColumnsOf = (alias: string) => CHUNK_COLUMNS.map((column) => `${alias}.${column}`);
+
 export type ApiVersion = 'V1' | 'V2';
 
 /** The V2 record: `tag_set` as a list. */
