@@ -49,22 +49,14 @@ const MOST_LEADING_POSTINGS = 8192;
 /** A filter leaving at most `directScoring` matching chunks has them scored directly (a test lowers it). */
 export const filterPlan = { directScoring: 2000 };
 
-/** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
-export async function queryTerms(db: Knex, query: string): Promise<string[]> {
-  const { rows } = await db.raw<{ rows: { lexeme: string }[] }>(`select distinct lexeme from unnest(to_tsvector('english', ?))`, [query]);
-  return rows.map((r) => r.lexeme);
-}
-
 export interface Bm25Query extends WeightedTerms {
   parameters: Bm25Parameters;
 }
 
 /** The query's terms that some chunk holds, their weights, and the dataset's parameters; null when nothing can match. */
 export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<Bm25Query | null> {
-  const all = await queryTerms(db, request.query);
-  if (all.length === 0) return null;
-  const statistics = await termStatistics(db, request.dataset.id, all);
-  const held = all.flatMap((term, i) => (statistics.counts[i] > 0 ? [{ term, count: statistics.counts[i] }] : []));
+  const statistics = await termStatistics(db, request.dataset.id, request.query);
+  const held = statistics.terms.flatMap((term, i) => (statistics.counts[i] > 0 ? [{ term, count: statistics.counts[i] }] : []));
   if (held.length === 0 || statistics.chunks === 0) return null;
   const config = datasetConfig(request.dataset);
   const boost = request.termBoost;
@@ -79,7 +71,7 @@ export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<
 export async function averageLength(db: Knex, dataset: DatasetRow): Promise<number> {
   const configured = datasetConfig(dataset).BM25_AVG_LEN;
   if (configured != null) return configured;
-  const { chunks, lengthSum } = await termStatistics(db, dataset.id, []);
+  const { chunks, lengthSum } = await termStatistics(db, dataset.id, null);
   return actualAverage(chunks, lengthSum);
 }
 

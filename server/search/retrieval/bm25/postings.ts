@@ -8,24 +8,28 @@ import { lexemeQuery } from '../termWeights.js';
 import type { Bm25Parameters, PostingRange } from './bounds.js';
 
 export interface TermStatistics {
+  /** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
+  terms: string[];
   /** Chunks of the dataset (with terms). */
   chunks: number;
   /** Their lengths in terms, summed. */
   lengthSum: number;
-  /** Per term, in the request's order, how many chunks hold it. */
+  /** Per term, how many chunks hold it. */
   counts: number[];
 }
 
-export async function termStatistics(db: Knex, datasetId: string, terms: string[]): Promise<TermStatistics> {
-  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; counts: number[] }[] }>(
-    `select t.chunks, t.length_sum,
-            array(select coalesce(c.chunks, 0) from unnest(?::text[]) with ordinality as q(term, i)
-                    left join bm25_term_counts c on c.dataset_id = ? and c.term = q.term order by q.i) as counts
+/** The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals alone). */
+export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
+  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; terms: string[]; counts: number[] }[] }>(
+    `with q as (select distinct lexeme from unnest(to_tsvector('english', coalesce(?, ''))))
+     select t.chunks, t.length_sum,
+            array(select lexeme from q order by lexeme) as terms,
+            array(select coalesce(c.chunks, 0) from q left join bm25_term_counts c on c.dataset_id = ? and c.term = q.lexeme order by q.lexeme) as counts
        from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
-    [terms, datasetId, datasetId],
+    [query, datasetId, datasetId],
   );
   const [row] = rows;
-  return { chunks: Number(row.chunks ?? 0), lengthSum: Number(row.length_sum ?? 0), counts: row.counts.map(Number) };
+  return { terms: row.terms, chunks: Number(row.chunks ?? 0), lengthSum: Number(row.length_sum ?? 0), counts: row.counts.map(Number) };
 }
 
 export interface Posting {
