@@ -91,7 +91,11 @@ function candidateFilter(filter: T.ChunkFilter | null | undefined, examples: Exa
 
 async function chunkRows(services: Services, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
   if (ids.length === 0) return new Map();
-  const rows = await services.store.db<ChunkRow>('chunks').select(...CHUNK_COLUMNS).where({ dataset_id: datasetId }).whereRaw('id = any(?::uuid[])', [ids]);
+  const rows = await services.store
+    .db<ChunkRow>('chunks')
+    .select(...CHUNK_COLUMNS)
+    .where({ dataset_id: datasetId })
+    .whereRaw('id = any(?::uuid[])', [ids]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 

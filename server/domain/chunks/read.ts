@@ -33,7 +33,9 @@ export async function scrollChunks(db: Knex, datasetId: string, request: T.Scrol
   const sort = request.sort_by;
   const direction = sort?.direction === 'desc' ? 'desc' : 'asc';
   if (request.offset_chunk_id) {
-    const offset = await db<ChunkRow>('chunks').where({ dataset_id: datasetId, id: request.offset_chunk_id }).first(...CHUNK_COLUMNS);
+    const offset = await db<ChunkRow>('chunks')
+      .where({ dataset_id: datasetId, id: request.offset_chunk_id })
+      .first(...CHUNK_COLUMNS);
     if (!offset) throw notFound(`offset_chunk_id: chunk ${request.offset_chunk_id} not found in this dataset`);
     if (!sort) query.where('chunks.id', '>', offset.id);
     else afterRow(query, sort.field, direction, offset);
