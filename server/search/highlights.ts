@@ -6,7 +6,7 @@
 // comments, scripts and entities are never touched, and everything unmarked stays byte for byte.
 // Pure and synchronous; O(text length × query words).
 import { Parser } from 'htmlparser2';
-import { stemmer } from 'stemmer';
+import { stem } from 'porter2';
 import type * as T from '../../generated/client/types.gen.js';
 
 export interface Highlighted {
@@ -116,18 +116,22 @@ function tokenize(text: string, withStems: boolean): Token[] {
 const stems = new Map<string, string>();
 const MAX_STEMS = 50_000;
 
+/**
+ * A word's stem as the search index stems it: Snowball English (porter2), the stemmer of
+ * PostgreSQL's `english` configuration, so a word that matched is the word highlighted.
+ */
 function stemOf(key: string): string {
-  let stem = stems.get(key);
-  if (stem === undefined) {
+  let stemmed = stems.get(key);
+  if (stemmed === undefined) {
     try {
-      stem = stemmer(key);
+      stemmed = stem(key);
     } catch {
-      stem = key;
+      stemmed = key;
     }
     if (stems.size >= MAX_STEMS) stems.clear();
-    stems.set(key, stem);
+    stems.set(key, stemmed);
   }
-  return stem;
+  return stemmed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +158,7 @@ interface Query {
   phrasesByFirst: Map<string, number[]>;
 }
 
-function parseQuery(raw: string, withStems: boolean): Query {
+function parseQuery(raw: string): Query {
   // Quoted phrases first ("…" or “…”); a quote left open is ignored.
   const quoted: string[] = [];
   const rest = raw.replace(/(-?)["“”]([^"“”]*)["“”]/gu, (_all, dash: string, inner: string, at: number) => {
@@ -177,7 +181,7 @@ function parseQuery(raw: string, withStems: boolean): Query {
     }
     const gap = prevEnd >= 0 ? rest.slice(prevEnd, m.index) : null;
     const key = keyOf(m[0]);
-    const word = { key, stem: withStems ? stemOf(key) : key };
+    const word = { key, stem: stemOf(key) };
     if (gap !== null && JOINERS.test(gap)) {
       if (!negatedGroup) words[words.length - 1].push(word);
     } else {
@@ -218,7 +222,7 @@ function parseQuery(raw: string, withStems: boolean): Query {
   for (const w of singles) {
     if (unitByKey.has(w.key)) continue;
     unitByKey.set(w.key, unitCount);
-    if (withStems) unitsByStem.set(w.stem, [...(unitsByStem.get(w.stem) ?? []), unitCount]);
+    unitsByStem.set(w.stem, [...(unitsByStem.get(w.stem) ?? []), unitCount]);
     unitCount++;
   }
   const phraseUnits = new Map<string, number>();
@@ -391,7 +395,8 @@ function matchPassage(passage: Passage, query: Query, o: Resolved): void {
   const seq = query.sequence;
   const m = seq.length;
   const wordMax = o.v1 ? o.maxLength : 1;
-  const same = (t: Token, q: QueryWord) => t.key === q.key || (o.v1 && t.stem === q.stem);
+  // A word matches by its stem too, as search matched it ("glacier" marks "Glaciers").
+  const same = (t: Token, q: QueryWord) => t.key === q.key || t.stem === q.stem;
 
   // longest[i]: the longest run of query words (in query order) that starts at token i, begins and
   // ends with a meaningful word, and is at most `wordMax` long. Computed from the end with one row
@@ -442,7 +447,7 @@ function matchPassage(passage: Passage, query: Query, o: Resolved): void {
           passage.units.add(unit);
           passage.exact = true;
         }
-        if (o.v1) for (const u of query.unitsByStem.get(tokens[k].stem) ?? []) passage.units.add(u);
+        for (const u of query.unitsByStem.get(tokens[k].stem) ?? []) passage.units.add(u);
       }
       passage.spans.push([i, i + length]);
     }
@@ -459,11 +464,11 @@ const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => ESCAPES[c]);
 function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlighted {
   const unchanged = { chunk_html: html, highlights: [] };
   if (!o.enabled || !html || !rawQuery.trim()) return unchanged;
-  const query = parseQuery(rawQuery, o.v1);
+  const query = parseQuery(rawQuery);
   if (query.unitCount === 0) return unchanged;
 
   const { text, pieces } = extractText(html);
-  const tokens = tokenize(text, o.v1);
+  const tokens = tokenize(text, true);
   const passages: Passage[] = [];
   let t = 0;
   for (const [start, end] of splitPassages(text, o.delimiters)) {
