@@ -3,7 +3,7 @@
 // forms differ between query and chunk on purpose (plural, tense, case, suffixes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChunk, createDataset, createOrganization, searchChunks } from '../../generated/client/sdk.gen.js';
-import type { SearchResponseBody } from '../../generated/client/types.gen.js';
+import type { ChunkMetadata, SearchResponseBody } from '../../generated/client/types.gen.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -56,7 +56,8 @@ describe.each(['bm25', 'fulltext', 'hybrid'] as const)('highlights of %s results
     const chunks = (data as SearchResponseBody).chunks;
     expect(chunks.length).toBeGreaterThan(0);
     for (const { chunk, highlights } of chunks) {
-      const html = chunk.chunk_html ?? '';
+      // Full records (not slim_chunks): they carry the highlighted HTML.
+      const html = (chunk as ChunkMetadata).chunk_html ?? '';
       const held = [...(await terms(text(html)))].filter((t) => queryTerms.has(t));
       const markedTerms = await terms(marked(html).join(' '));
       for (const term of held) expect(markedTerms, `"${query}": ${term} in ${html}`).toContain(term);
