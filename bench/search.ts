@@ -27,10 +27,10 @@ import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/ind
 import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
-import { efSearch, useIterativeScan } from '../server/search/retrieval/semantic.js';
+import { useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
 import { idf, lexemeQuery, rankWeights, tsqueryTerms } from '../server/search/retrieval/termWeights.js';
 import type { Hit, SearchType } from '../server/search/types.js';
-import { distanceOperators, EF_SEARCH_STEP, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
+import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
 import { tantivyBm25 } from './peer/tantivy.js';
@@ -632,14 +632,8 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   const semantic = async (vector: string, filter: ChunkFilter | null, n: number): Promise<Hit[]> => {
     const { sql, bindings } = semanticSql(vector, filter, n);
     const scan = async (on: Knex) => (await on.raw<{ rows: { id: string; distance: number; score: number }[] }>(sql, bindings as Knex.RawBinding[])).rows;
-    // The connections' own HNSW settings serve up to EF_SEARCH_STEP rows; more need a transaction to raise them.
-    const rows =
-      efSearch(n) === EF_SEARCH_STEP
-        ? await scan(db)
-        : await db.transaction(async (trx) => {
-            await useIterativeScan(trx, n);
-            return scan(trx);
-          });
+    // With the HNSW settings the service's scan has (a transaction only to raise them).
+    const rows = await withScanSettings(db, n, scan);
     // Relaxed order: sorted again, as the service does.
     return rows.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, score: r.score }));
   };

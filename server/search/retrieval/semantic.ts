@@ -86,7 +86,7 @@ function passing(rows: Row[], threshold: number | null | undefined): Hit[] {
 }
 
 /** The candidate list for `n` rows: at least `n`, in steps, at most pgvector's maximum. */
-export function efSearch(n: number): number {
+function efSearch(n: number): number {
   return Math.min(MAX_EF_SEARCH, Math.max(1, Math.ceil(n / EF_SEARCH_STEP)) * EF_SEARCH_STEP);
 }
 
@@ -101,6 +101,19 @@ export async function useIterativeScan(trx: Knex.Transaction, n: number): Promis
 }
 
 /**
+ * Runs an HNSW scan for `n` rows with the settings it needs: every connection starts with those of
+ * the smallest candidate list (store/db.ts), so only a scan for more rows opens a transaction to
+ * raise them.
+ */
+export async function withScanSettings<T>(db: Knex, n: number, scan: (on: Knex) => Promise<T>): Promise<T> {
+  if (efSearch(n) === EF_SEARCH_STEP) return scan(db);
+  return db.transaction(async (trx) => {
+    await useIterativeScan(trx, n);
+    return scan(trx);
+  });
+}
+
+/**
  * The `n` nearest chunks passing the filter and the threshold, nearest first (ties by id), through
  * the HNSW index with an iterative scan. Every connection starts with the settings of the smallest
  * candidate list (store/db.ts), so only a search for more rows needs a transaction to raise it.
@@ -112,15 +125,7 @@ async function nearestByIndex(services: Services, query: SemanticQuery, request:
       .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
       .orderBy('distance')
       .limit(n) as Promise<Row[]>;
-  const db = services.store.db;
-  const rows =
-    efSearch(n) === EF_SEARCH_STEP
-      ? await scan(db)
-      : await db.transaction(async (trx) => {
-          await useIterativeScan(trx, n);
-          return scan(trx);
-        });
-  return passing(rows, request.scoreThreshold);
+  return passing(await withScanSettings(services.store.db, n, scan), request.scoreThreshold);
 }
 
 /** The same as the index gives, computed exactly over every filtered row (no index). */
