@@ -26,7 +26,7 @@ export interface Services {
 }
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, logger);
   const deferred = new DeferredWriter(store.db, logger);
   const bm25 = new Bm25Indexes(store.db, logger);
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.

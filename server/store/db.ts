@@ -1,8 +1,10 @@
 // The relational store: PGlite (embedded, under DATA_DIR) or PostgreSQL, both behind knex.
 import knex, { type Knex } from 'knex';
+import type { Logger } from 'pino';
 import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
+import { startAutoAnalyze } from './autoAnalyze.js';
 import { migrationSource } from './migrations/index.js';
 import { checkVectorRoundTrip, hnswSessionSql } from './vectors.js';
 
@@ -21,7 +23,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(config: Config['store']): Promise<Store> {
+export async function openStore(config: Config['store'], logger: Pick<Logger, 'warn'> | null = null): Promise<Store> {
   const { db, closeEngine } = config.kind === 'pglite' ? await openPglite(config.dir) : openPostgres(config.url);
   try {
     await db.migrate.latest({ migrationSource });
@@ -31,6 +33,8 @@ export async function openStore(config: Config['store']): Promise<Store> {
     await closeEngine();
     throw error;
   }
+  // PostgreSQL analyzes through autovacuum; PGlite has none.
+  const autoAnalyze = config.kind === 'pglite' ? startAutoAnalyze(db, logger) : null;
   return {
     kind: config.kind,
     db,
@@ -39,6 +43,7 @@ export async function openStore(config: Config['store']): Promise<Store> {
     },
     checkVectors: () => checkVectorRoundTrip(db),
     close: async () => {
+      await autoAnalyze?.stop();
       await db.destroy();
       await closeEngine();
     },

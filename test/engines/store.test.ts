@@ -1,6 +1,7 @@
 // The store seam: migrations run at every open, idempotently, and pgvector and pg_trgm answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../server/config.js';
+import { startAutoAnalyze } from '../../server/store/autoAnalyze.js';
 import { openStore, type Store } from '../../server/store/db.js';
 import { mode, testConfig } from '../support/env.js';
 
@@ -56,5 +57,21 @@ describe(`store (${mode})`, () => {
     expect(nearest.rows.map((r: { id: number }) => r.id)).toEqual([1, 3]);
     const similar = await store.db.raw(`select similarity('refund', 'refnud') > 0.2 as close`);
     expect(similar.rows[0].close).toBe(true);
+  });
+
+  // PostgreSQL's autovacuum does this in full mode, on its own schedule.
+  it.runIf(mode === 'embedded')('analyzes a table once enough of its rows changed, as autovacuum would', async () => {
+    const analyzer = startAutoAnalyze(store.db, null);
+    try {
+      await analyzer.run();
+      await store.db.raw("insert into organizations (name) select 'org ' || g from generate_series(1, 500) g");
+      expect(await analyzer.run()).toContain('organizations');
+      const [{ reltuples }] = (await store.db.raw("select reltuples from pg_class where relname = 'organizations'")).rows;
+      expect(Number(reltuples)).toBeGreaterThanOrEqual(500);
+      // Nothing changed since: nothing to analyze.
+      expect(await analyzer.run()).not.toContain('organizations');
+    } finally {
+      await analyzer.stop();
+    }
   });
 });
