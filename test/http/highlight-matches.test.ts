@@ -32,9 +32,9 @@ const text = (html: string) => html.replace(/<[^>]*>/g, ' ');
 
 /** The words inside the marks of highlighted HTML. */
 function marked(html: string): string[] {
-  return [...html.matchAll(new RegExp(`${escape(PRE)}(.*?)${escape(POST)}`, 'g'))].map((m) => m[1]);
+  return [...html.matchAll(new RegExp(`${escapeRegExp(PRE)}(.*?)${escapeRegExp(POST)}`, 'g'))].map((m) => m[1]);
 }
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 beforeAll(async () => {
   service = await startTestService();
