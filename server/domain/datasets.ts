@@ -330,6 +330,8 @@ export async function deleteDataset(services: Services, dataset: DatasetRow): Pr
   const { db } = services.store;
   const hidden = await db('datasets').where({ id: dataset.id, deleted: 0 }).update({ deleted: 1, tracking_id: null, updated_at: db.fn.now() });
   if (hidden === 0) throw notFound(`dataset ${dataset.id} not found`);
+  // Hidden datasets are never searched: their postings need not stay in memory.
+  services.bm25.drop(dataset.id);
   try {
     await services.workflows.run('purgeDataset', { workflowId: workflowIds.purgeDataset(dataset.id), input: { datasetId: dataset.id } });
   } catch (error) {

@@ -47,7 +47,8 @@ async function seedDataset(store: Store, lexical: LexicalIndex, chunks: number):
   const [org] = await store.db('organizations').insert({ name: 'workflow test org' }).returning('id');
   const [dataset] = await store.db('datasets').insert({ organization_id: org.id, name: 'doomed' }).returning('id');
   const rows = Array.from({ length: chunks }, (_, i) => ({ id: randomUUID(), dataset_id: dataset.id, chunk_html: `pelican ${i}` }));
-  if (rows.length) await store.db('chunks').insert(rows);
+  if (rows.length)
+    await store.db('chunks').insert(rows.map((r) => ({ ...r, bm25_terms: store.db.raw("to_tsvector('english', ?)", [r.chunk_html]), bm25_length: 2 })));
   await lexical.upsert(rows.map((r) => ({ id: r.id, datasetId: dataset.id, text: r.chunk_html })));
   return dataset.id;
 }
@@ -101,6 +102,9 @@ describe(`workflow engine (${mode})`, () => {
 
     expect(await count(store, 'chunks', { dataset_id: datasetId })).toBe(0);
     expect(await count(store, 'datasets', { id: datasetId })).toBe(0);
+    for (const table of ['bm25_postings', 'bm25_term_counts', 'bm25_dataset_totals', 'bm25_changes'])
+      expect(await count(store, table, { dataset_id: datasetId }), table).toBe(0);
+    expect(await count(store, 'bm25_dataset_totals', { dataset_id: bystander })).toBe(1);
     expect(await lexical.index.search({ datasetId, query: 'pelican', limit: 10 })).toEqual([]);
     // Another dataset is untouched.
     expect(await count(store, 'chunks', { dataset_id: bystander })).toBe(3);

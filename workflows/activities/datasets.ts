@@ -11,6 +11,7 @@ import { lexicalText } from '../../server/domain/chunks/content.js';
 import type { StoredChunk } from '../../server/domain/chunks/write.js';
 import { datasetConfig } from '../../server/domain/datasetConfig.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
+import { forgetDataset } from '../../server/search/retrieval/bm25/postings.js';
 
 /** Where a keyset-paged batch ended: the last id it handled, or null when there was nothing left. */
 export interface BatchResult {
@@ -68,6 +69,7 @@ export function datasetActivities({ store, lexical, storage }: { store: Store; l
     async deleteDatasetRow(datasetId: string): Promise<void> {
       await db.transaction(async (trx) => {
         await trx('events').where('dataset_id', datasetId).del();
+        await forgetDataset(trx, datasetId);
         await trx('datasets').where('id', datasetId).del();
       });
       await dropVectorIndex(db, datasetId);

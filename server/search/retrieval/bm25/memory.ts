@@ -243,6 +243,11 @@ export class Bm25Indexes {
     return this.current(datasetId);
   }
 
+  /** Forgets the dataset's index (the dataset is deleted). */
+  drop(datasetId: string): void {
+    this.entries.delete(datasetId);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.entries.values()].map((e) => e.building));

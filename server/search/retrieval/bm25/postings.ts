@@ -182,6 +182,12 @@ export async function termsVersion(db: Knex, datasetId: string): Promise<number>
   return Number(row?.version ?? 0);
 }
 
+/** Forgets a purged dataset's totals and change log (its chunks, postings and counts are gone already). */
+export async function forgetDataset(db: Knex, datasetId: string): Promise<void> {
+  await db('bm25_changes').where({ dataset_id: datasetId }).del();
+  await db('bm25_dataset_totals').where({ dataset_id: datasetId }).del();
+}
+
 /** Up to `limit` of the dataset's chunks with terms, after the id `after`, in id order. */
 export async function chunkTermsPage(db: Knex, datasetId: string, after: string | null, limit: number): Promise<ChunkTerms[]> {
   const { rows } = await db.raw<{ rows: ChunkTerms[] }>(
