@@ -312,13 +312,13 @@ interface RawLexical {
 
 function rawLexical(config: Config, db: Knex): RawLexical {
   if (config.lexical.kind === 'postgres') {
+    // The chunks' terms are PostgreSQL's full-text index, written with the chunk rows: nothing more to
+    // write; the verification reads back the terms.
     return {
-      // One multi-row insert per batch.
-      write: async (datasetId, ids, texts) => {
-        await db('lexical_documents').insert(ids.map((id, i) => ({ dataset_id: datasetId, id, body: texts[i] })));
-      },
-      count: async (datasetId) => Number((await db('lexical_documents').where({ dataset_id: datasetId }).count<{ n: string }[]>('* as n'))[0].n),
-      text: async (datasetId, id) => (await db('lexical_documents').where({ dataset_id: datasetId, id }).first('body'))?.body ?? null,
+      write: async () => {},
+      count: async (datasetId) =>
+        Number((await db('chunks').where({ dataset_id: datasetId }).whereNotNull('bm25_terms').count<{ n: string }[]>('* as n'))[0].n),
+      text: async (datasetId, id) => (await db('chunks').where({ dataset_id: datasetId, id }).first(db.raw('bm25_terms::text as terms')))?.terms ?? null,
     };
   }
   const { url, apiKey, collection } = config.lexical;

@@ -6,8 +6,9 @@
 //   API        POST /api/chunk/search over node:http keep-alive, with an organization API key
 //   retrieval  retrieve() from server/search/retrieval, in-process: every engine call the service makes
 //   raw        the engines answering the same top 10: the kNN statement the service writes (semantic),
-//              the service's full-text statements (Postgres) or one Typesense search call (fulltext),
-//              both lists plus reciprocal rank fusion (hybrid)
+//              the in-memory BM25 index queried directly (bm25, and fulltext, which is BM25 over the
+//              query's words and the lexical engine's matches of words the dataset lacks), both lists
+//              plus reciprocal rank fusion (hybrid)
 //
 // Query embedding (the built-in embedder) happens outside the raw timing and is timed on its own,
 // so the API's figure can be read without it.
@@ -28,7 +29,6 @@ import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
-import { idf, lexemeQuery, rankWeights, tsqueryTerms } from '../server/search/retrieval/termWeights.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
@@ -59,8 +59,6 @@ const BREAKDOWN_QUERIES = 50;
 const TAG_SHARE = 0.1;
 /** The selective filtered variants keep the tag whose share is nearest to this. */
 const RARE_TAG_SHARE = 0.01;
-/** Typesense candidates the raw filtered path asks for: one page, ~25 passing a ~10% filter. */
-const RAW_TYPESENSE_CANDIDATES = 250;
 
 export interface SearchOptions {
   /** Corpus size; null for the mode's default (DEFAULT_CHUNKS). */
@@ -252,7 +250,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     if (statsBefore.some((t) => Number(t.reltuples) < 0 && Number(t.n_live_tup) > 0)) {
       log('the tables have no planner statistics (never analyzed): ANALYZE, then the same queries again');
       const t0 = performance.now();
-      await db.raw('analyze chunks, chunk_vectors, lexical_documents');
+      await db.raw('analyze chunks, chunk_vectors');
       const analyzeMs = performance.now() - t0;
       const again = await measurePass(ctx, variants, warmQueries, queries, (line) => log(`after ANALYZE: ${line}`));
       const plansAfter = await explainPlans(service, db, datasetRow, raw, vectors, again, variants);
@@ -596,12 +594,10 @@ export function queriesFrom(corpus: ChunkReqPayload[], count: number, seed: numb
 interface RawEngines {
   /** The top `n` semantic hits: the service's kNN statement, in its transaction. */
   semantic(vector: string, filter: ChunkFilter | null, n: number): Promise<Hit[]>;
-  /** The top `n` full-text hits, from the lexical engine (and PostgreSQL for a filter). */
-  fulltext(query: string, filter: ChunkFilter | null, n: number): Promise<Hit[]>;
+  /** The documents the lexical engine holds for the dataset (on PostgreSQL, the chunks with terms). */
   lexicalCount(): Promise<number>;
-  /** The SQL of `semantic` and `fulltext` (Postgres), for EXPLAIN. */
+  /** The SQL of `semantic`, for EXPLAIN. */
   semanticSql(vector: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] };
-  fulltextSql(query: string, filter: ChunkFilter | null, n: number): Promise<{ sql: string; bindings: unknown[] } | null>;
 }
 
 /** The one filter the suite uses (tag_set match_any one tag), as the service's filter compiler writes it. */
@@ -637,90 +633,19 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
     // Relaxed order: sorted again, as the service does.
     return rows.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, score: r.score }));
   };
-  const count = async (tableName: string) => countRows(db, tableName, dataset.id);
 
-  if (config.lexical.kind === 'postgres') {
-    // Matched and ranked as the service does (server/search/retrieval/fulltext.ts): a plain query
-    // matches any of its words; its terms (querytree), how many documents hold each (one pass over
-    // those holding any), then ts_rank with the terms' idf weights (normalization 1); without the
-    // total count; joined to chunks only when a filter needs it. The dataset's size is counted once
-    // (the service counts it at most every few seconds: server/search/retrieval/datasetSize.ts).
-    let size: Promise<number> | null = null;
-    const fulltextSql = async (query: string, filter: ChunkFilter | null, n: number) => {
-      const tag = tagOf(filter);
-      const anyWord = !query.includes('"') && !/(^|\s)-\S/.test(query);
-      const tsquery = anyWord ? `replace(websearch_to_tsquery('english', ?)::text, ' & ', ' | ')::tsquery` : `websearch_to_tsquery('english', ?)`;
-      const { rows: trees } = await db.raw<{ rows: { tree: string | null }[] }>(`select querytree(${tsquery})::text as tree`, [query]);
-      const terms = tsqueryTerms(trees[0]?.tree ?? '');
-      let rank = { sql: 'ts_rank(ld.tsv, q.q, 1)', bindings: [] as unknown[] };
-      if (terms.length) {
-        const queries = terms.map(lexemeQuery);
-        size ??= count('lexical_documents');
-        const documents = await size;
-        const { rows } = await db.raw<{ rows: { frequencies: number[] }[] }>(
-          `select array[${queries.map(() => 'count(*) filter (where ld.tsv @@ ?::tsquery)').join(', ')}]::int[] as frequencies ` +
-            `from lexical_documents ld where ld.dataset_id = ? and ld.tsv @@ ?::tsquery`,
-          [...queries, dataset.id, queries.join(' | ')],
-        );
-        const w = rankWeights(terms.map((t, i) => ({ ...t, weight: idf(documents, rows[0].frequencies[i]) })));
-        const tsv = w.labelled.reduce((sql, { label }) => `setweight(${sql}, '${label}', ?::text[])`, 'ld.tsv');
-        rank = { sql: `?::float8 * ts_rank(?::float4[], ${tsv}, q.q, 1)`, bindings: [w.scale, w.weights, ...w.labelled.map((l) => l.lexemes)] };
-      }
-      return {
-        sql:
-          `select ld.id, ${rank.sql} as score from lexical_documents as ld cross join (select ${tsquery} as q) as q ` +
-          (tag ? 'join chunks on chunks.id = ld.id and chunks.dataset_id = ld.dataset_id ' : '') +
-          `where ld.dataset_id = ? and ld.tsv @@ q.q${tag ? ` and ${TAG_CONDITION}` : ''} order by score desc, ld.id limit ?`,
-        bindings: [...rank.bindings, query, dataset.id, ...(tag ? [[tag]] : []), n],
-      };
-    };
+  if (config.lexical.kind === 'postgres')
     return {
       semantic,
       semanticSql,
-      fulltextSql,
-      fulltext: async (query, filter, n) => {
-        const { sql, bindings } = await fulltextSql(query, filter, n);
-        const { rows } = await db.raw<{ rows: { id: string; score: number }[] }>(sql, bindings as Knex.RawBinding[]);
-        return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
-      },
-      lexicalCount: () => count('lexical_documents'),
+      lexicalCount: async () => Number((await db('chunks').where('dataset_id', dataset.id).whereNotNull('bm25_terms').count({ n: '*' }))[0].n),
     };
-  }
-
   const { url, apiKey, collection } = config.lexical;
   const client = new TypesenseClient({ nodes: [{ url: url.replace(/\/+$/, '') }], apiKey, connectionTimeoutSeconds: 10, logLevel: 'error' });
   const documents = () => client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents();
-  const search = async (query: string, perPage: number): Promise<Hit[]> => {
-    // Query words dropped until `perPage` hits exist, as the service asks for its window.
-    const response = await documents().search({
-      q: query,
-      query_by: 'text',
-      filter_by: `dataset_id:=\`${dataset.id}\``,
-      include_fields: 'id',
-      per_page: perPage,
-      drop_tokens_threshold: perPage,
-    });
-    return (response.hits ?? []).map((h) => ({ id: h.document.id, score: h.text_match ?? 0 }));
-  };
   return {
     semantic,
     semanticSql,
-    fulltextSql: async () => null,
-    fulltext: async (query, filter, n) => {
-      const tag = tagOf(filter);
-      // Typesense alone when there is no filter. The collection holds no tags: with a filter, one
-      // page of candidates, filtered in PostgreSQL, in Typesense's order.
-      if (!tag) return search(query, n);
-      const candidates = await search(query, RAW_TYPESENSE_CANDIDATES);
-      if (candidates.length === 0) return [];
-      const { rows } = await db.raw<{ rows: { id: string }[] }>(`select id from chunks where dataset_id = ? and id = any(?::uuid[]) and ${TAG_CONDITION}`, [
-        dataset.id,
-        candidates.map((h) => h.id),
-        [tag],
-      ]);
-      const kept = new Set(rows.map((r) => r.id));
-      return candidates.filter((h) => kept.has(h.id)).slice(0, n);
-    },
     lexicalCount: async () => (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${dataset.id}\``, per_page: 1 })).found,
   };
 }
@@ -764,8 +689,9 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
   switch (variant.type) {
     case 'semantic':
       return ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
+    // Full-text is BM25 over the query's words and the engine's matches of the words the dataset
+    // lacks; the suite's queries are made of the corpus's words, so the engine has nothing to add.
     case 'fulltext':
-      return ctx.raw.fulltext(query, variant.filter, PAGE_SIZE);
     case 'bm25':
       return ctx.bm25(query, variant.filter, PAGE_SIZE);
     case 'hybrid': {
@@ -1070,10 +996,6 @@ async function explainPlans(
         const s = raw.semanticSql(vector, variant.filter, PAGE_SIZE);
         plans[`${variant.name} · ${which} query · kNN ("${q}")`] = await explain(s.sql, s.bindings, PAGE_SIZE);
       }
-      if (variant.type === 'fulltext') {
-        const s = await raw.fulltextSql(q, variant.filter, PAGE_SIZE);
-        if (s) plans[`${variant.name} · ${which} query · raw full-text ("${q}")`] = await explain(s.sql, s.bindings);
-      }
       let k = 0;
       for (const s of await statementsOf(service, datasetRow, variant, q)) {
         // The kNN statement's plan is above; the others (counts, full-text, candidate checks) here.
@@ -1127,7 +1049,7 @@ async function tableStats(service: RunningService, db: Knex): Promise<Record<str
     const { rows } = await db.raw<{ rows: Record<string, unknown>[] }>(
       `select s.relname, s.n_live_tup, c.reltuples, s.last_analyze, s.last_autoanalyze, s.last_autovacuum
        from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-       where s.relname in ('chunks', 'chunk_vectors', 'lexical_documents') order by s.relname`,
+       where s.relname in ('chunks', 'chunk_vectors') order by s.relname`,
     );
     return rows;
   } catch (error) {

@@ -1,7 +1,7 @@
-// Full-text ranking weighs each query word by its rarity in the dataset (idf), on both lexical
-// engines: Postgres full-text (embedded) and Typesense (full), whose candidates are its window of
-// best matches and the chunks of the query's rarer words. The fixture: 300 chunks about a harbour's
-// services (common words), a few with a rarer word, one with a word no other chunk holds.
+// Full-text ranking weighs each query word by its rarity in the dataset (idf): BM25 over the chunks'
+// terms, the same on both lexical engines, which only widen what a word matches (completions of a
+// word being typed; near spellings on Typesense). The fixture: 300 chunks about a harbour's services
+// (common words), a few with a rarer word, one with a word no other chunk holds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChunk, createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';

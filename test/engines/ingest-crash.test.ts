@@ -5,11 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.js';
-import { createLexicalIndex } from '../../server/engines/lexical/index.js';
 import { fileChunkId, fileGroupId } from '../../server/ingest/ids.js';
 import { openStore } from '../../server/store/db.js';
 import { projectPath } from '../../scripts/contract/paths.js';
 import { mode, testEnvironment } from '../support/env.js';
+import { lexicalIds } from '../support/lexical.js';
 
 const CHUNKS = 600;
 const SPLITS_PER_CHUNK = 20;
@@ -76,7 +76,6 @@ describe(`file ingestion survives a crash (${mode})`, () => {
     // Every chunk exactly once, with its vector, group membership and index entry.
     const config = loadConfig(env);
     const store = await openStore(config.store);
-    const lexical = await createLexicalIndex(config.lexical, store);
     try {
       const { datasetId, fileId } = ids!;
       const db = store.db;
@@ -97,7 +96,7 @@ describe(`file ingestion survives a crash (${mode})`, () => {
         .where({ group_id: fileGroupId(fileId) })
         .count({ n: '*' });
       expect(Number(bookmarks)).toBe(CHUNKS);
-      expect(await lexical.search({ datasetId, query: 'kestrels', limit: CHUNKS * 2 })).toHaveLength(CHUNKS);
+      expect(await lexicalIds(config.lexical, db, datasetId, 'kestrels')).toHaveLength(CHUNKS);
       const events = await db('events').where({ dataset_id: datasetId });
       expect(events.map((e) => e.event_type)).toEqual(['file_uploaded']);
       // The event counts the chunks that exist, not those the second life alone created.
@@ -112,7 +111,6 @@ describe(`file ingestion survives a crash (${mode})`, () => {
         ).toMatchObject({ status: 'completed', attempts: 2 });
       }
     } finally {
-      await lexical.close();
       await store.close();
     }
   }, 240_000);

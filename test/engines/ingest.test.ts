@@ -26,6 +26,7 @@ import { workflowIds } from '../../workflows/registry.js';
 import { fileChunkId, fileGroupId } from '../../server/ingest/ids.js';
 import { chunkTexts, countSplits, cutLarge, groupSizes, MAX_CHUNK_CHARS, splits } from '../../server/ingest/split.js';
 import { mode } from '../support/env.js';
+import { lexicalIds } from '../support/lexical.js';
 import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -243,8 +244,8 @@ describe(`file ingestion (${mode})`, () => {
         .then(([r]) => Number(r.n)),
     ).toBe(2);
     expect(chunks.every((c) => c!.bm25_length > 0)).toBe(true);
-    const found = await service.services.lexical.search({ datasetId, query: 'pelican', limit: 10 });
-    expect(found.map((f) => f.id).sort()).toEqual(chunks.map((c) => c!.id).sort());
+    const found = await lexicalIds(service.services.config.lexical, db(), datasetId, 'pelican');
+    expect(found).toEqual(chunks.map((c) => c!.id).sort());
 
     expect(await db()('files').where({ id: fileId }).first()).toMatchObject({ status: 'completed' });
     expect(await countWhere('ingest_pieces', { file_id: fileId })).toBe(0);
@@ -647,7 +648,7 @@ describe(`file ingestion (${mode})`, () => {
       expect(await countWhere('chunk_groups', { dataset_id: dataset })).toBe(0);
       expect(await countWhere('files', { id: fileId })).toBe(0);
       expect(await countWhere('ingest_pieces', { file_id: fileId })).toBe(0);
-      expect(await service.services.lexical.search({ datasetId: dataset, query: 'osprey', limit: 10 })).toEqual([]);
+      expect(await lexicalIds(service.services.config.lexical, db(), dataset, 'osprey')).toEqual([]);
       expect(await countWhere('events', { dataset_id: dataset })).toBe(0);
     });
   });

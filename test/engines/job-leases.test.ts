@@ -29,7 +29,7 @@ function counting(inner: LexicalIndex) {
     ping: () => inner.ping(),
     upsert: (d) => inner.upsert(d),
     remove: (d, ids) => inner.remove(d, ids),
-    search: (r) => inner.search(r),
+    matchedWords: (request) => inner.matchedWords(request),
     close: () => inner.close(),
     removeDataset: async (datasetId) => {
       calls.set(datasetId, (calls.get(datasetId) ?? 0) + 1);

@@ -39,6 +39,7 @@ describe(`store (${mode})`, () => {
       '014_bm25_postings',
       '015_bm25_average_length',
       '016_chunk_tag_index',
+      '017_drop_lexical_documents',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -19,6 +19,7 @@ import { openStore, type Store } from '../../server/store/db.js';
 import { createActivities } from '../../workflows/activities/index.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { mode, testConfig } from '../support/env.js';
+import { lexicalIds } from '../support/lexical.js';
 import { waitFor } from '../support/wait.js';
 
 /** The real index, with a per-dataset hook run before removeDataset (to fail or hold it). */
@@ -37,7 +38,7 @@ function instrumented(inner: LexicalIndex) {
       await hooks.get(datasetId)?.(call);
       await inner.removeDataset(datasetId);
     },
-    search: (request) => inner.search(request),
+    matchedWords: (request) => inner.matchedWords(request),
     close: () => inner.close(),
   };
   return { index, hooks, calls };
@@ -105,10 +106,10 @@ describe(`workflow engine (${mode})`, () => {
     for (const table of ['bm25_postings', 'bm25_term_counts', 'bm25_dataset_totals', 'bm25_changes'])
       expect(await count(store, table, { dataset_id: datasetId }), table).toBe(0);
     expect(await count(store, 'bm25_dataset_totals', { dataset_id: bystander })).toBe(1);
-    expect(await lexical.index.search({ datasetId, query: 'pelican', limit: 10 })).toEqual([]);
+    expect(await lexicalIds(config.lexical, store.db, datasetId, 'pelican')).toEqual([]);
     // Another dataset is untouched.
     expect(await count(store, 'chunks', { dataset_id: bystander })).toBe(3);
-    expect(await lexical.index.search({ datasetId: bystander, query: 'pelican', limit: 10 })).toHaveLength(3);
+    expect(await lexicalIds(config.lexical, store.db, bystander, 'pelican')).toHaveLength(3);
 
     if (engine.kind === 'in-process') {
       const job = await store.db('jobs').where('id', handle.workflowId).first();
@@ -201,7 +202,7 @@ describe(`workflow engine (${mode})`, () => {
     expect(await count(store, 'chunks', { dataset_id: first })).toBe(0);
     expect(await count(store, 'chunks', { dataset_id: second.id })).toBe(0);
     expect(await count(store, 'events', { organization_id: organizationId })).toBe(0);
-    expect(await lexical.index.search({ datasetId: first, query: 'pelican', limit: 10 })).toEqual([]);
+    expect(await lexicalIds(config.lexical, store.db, first, 'pelican')).toEqual([]);
     expect(await count(store, 'chunks', { dataset_id: bystander })).toBe(2);
     if (engine.kind === 'in-process') {
       const steps = await store.db('job_steps').where('job_id', handle.workflowId).orderBy('seq');
@@ -231,7 +232,7 @@ describe(`workflow engine (${mode})`, () => {
     expect(await handle.result()).toEqual({ chunksDeleted: 5, groupsDeleted: 1, filesDeleted: 1 });
     expect(await count(store, 'datasets', { id: datasetId })).toBe(1);
     expect(await count(store, 'chunks', { dataset_id: datasetId })).toBe(0);
-    expect(await lexical.index.search({ datasetId, query: 'pelican', limit: 10 })).toEqual([]);
+    expect(await lexicalIds(config.lexical, store.db, datasetId, 'pelican')).toEqual([]);
     const [event] = await store.db('events').where({ dataset_id: datasetId });
     expect(event).toMatchObject({ event_type: 'bulk_chunks_deleted', event_data: { chunks_deleted: 5 } });
   });
@@ -245,7 +246,7 @@ describe(`workflow engine (${mode})`, () => {
       input: { sourceId, targetId: target.id, batchSize: 3 },
     });
     expect(await handle.result()).toEqual({ chunksCopied: 7, groupsCopied: 0, bookmarksCopied: 0, chunksIndexed: 7 });
-    expect(await lexical.index.search({ datasetId: target.id, query: 'pelican', limit: 10 })).toHaveLength(7);
+    expect(await lexicalIds(config.lexical, store.db, target.id, 'pelican')).toHaveLength(7);
 
     // The same first batch again (a retry after a lost answer, say) inserts nothing new.
     const activities = createActivities({ store, lexical: lexical.index, storage });

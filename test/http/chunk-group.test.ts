@@ -24,6 +24,8 @@ import {
 import type { ChunkGroup, ChunkGroupAndFileId, GetChunksInGroupsResponseBody, GroupsBookmarkQueryResult } from '../../generated/client/types.gen.js';
 import { seedChunk, seedFile } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
+import { termColumns } from '../../server/domain/chunks/write.js';
+import { lexicalIds } from '../support/lexical.js';
 
 let service: TestService;
 let orgId: string;
@@ -728,12 +730,15 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
       ['keep', 'walrus habitat notes'],
       ['drop', 'walrus feeding notes'],
     ] as const) {
-      ids[name] = await seedChunk(db(), datasetId, { chunk_html: `<p>${text}</p>` });
+      const [row] = await db()('chunks')
+        .insert({ dataset_id: datasetId, chunk_html: `<p>${text}</p>`, ...termColumns(db(), text) })
+        .returning('id');
+      ids[name] = row.id;
       await service.services.lexical.upsert([{ id: ids[name], datasetId, text }]);
     }
     await bookmark(datasetId, kept.id, ids.keep);
     await bookmark(datasetId, purged.id, ids.drop);
-    const search = async () => (await service.services.lexical.search({ datasetId, query: 'walrus', limit: 10 })).map((hit) => hit.id).sort();
+    const search = async () => (await lexicalIds(service.services.config.lexical, service.services.store.db, datasetId, 'walrus')).sort();
     expect(await search()).toEqual([ids.keep, ids.drop].sort());
 
     await deleteChunkGroup({ client: client(), headers: ds(datasetId), path: { group_id: kept.id } });
@@ -753,7 +758,7 @@ describe('deleting groups: delete_chunk_group and delete_group_by_tracking_id', 
       ],
     });
     expect(created.response.status, JSON.stringify(created.error)).toBe(200);
-    const search = async () => (await service.services.lexical.search({ datasetId, query: 'zebra', limit: 10 })).map((hit) => hit.id).sort();
+    const search = async () => (await lexicalIds(service.services.config.lexical, service.services.store.db, datasetId, 'zebra')).sort();
     const ids = await db()('chunks').where({ dataset_id: datasetId }).orderBy('tracking_id').select('id', 'tracking_id');
     const [stripes, zebra] = ids.map((r: { id: string }) => r.id);
     expect(await search()).toEqual([stripes, zebra].sort());

@@ -24,6 +24,8 @@ import { defaultConfiguration } from '../../server/domain/datasetConfig.js';
 import { emitEvent } from '../../server/domain/events.js';
 import { seedFile, seedGroup } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
+import { termColumns } from '../../server/domain/chunks/write.js';
+import { lexicalIds } from '../support/lexical.js';
 
 let service: TestService;
 let orgId: string;
@@ -63,7 +65,8 @@ async function seedChunks(datasetId: string, chunks: { html?: string; tags?: str
     metadata: JSON.stringify({ n: i }),
     weight: i,
   }));
-  if (rows.length) await db()('chunks').insert(rows);
+  // With the terms the write path derives: on PostgreSQL they are the full-text index.
+  if (rows.length) await db()('chunks').insert(rows.map((r) => ({ ...r, ...termColumns(db(), r.chunk_html.replace(/<[^>]*>/g, ' ')) })));
   await service.services.lexical.upsert(rows.map((r) => ({ id: r.id, datasetId, text: r.chunk_html.replace(/<[^>]*>/g, ' ') })));
   return rows.map((r) => r.id);
 }
@@ -581,7 +584,7 @@ describe('DELETE /api/dataset/{dataset_id} and /api/dataset/tracking_id/{trackin
     expect(await count('chunks', { dataset_id: created.id })).toBe(0);
     expect(await count('chunk_groups', { dataset_id: created.id })).toBe(0);
     expect(await count('files', { dataset_id: created.id })).toBe(0);
-    expect(await service.services.lexical.search({ datasetId: created.id, query: 'pelican', limit: 10 })).toEqual([]);
+    expect(await lexicalIds(service.services.config.lexical, service.services.store.db, created.id, 'pelican')).toEqual([]);
   });
 
   it('deletes by tracking id, which must name the SVC-Dataset dataset', async () => {
@@ -637,13 +640,13 @@ describe('PUT /api/dataset/clear/{dataset_id}', () => {
     expect(await count('chunks', { dataset_id: created.id })).toBe(0);
     expect(await count('chunk_groups', { dataset_id: created.id })).toBe(0);
     expect(await count('files', { dataset_id: created.id })).toBe(0);
-    expect(await service.services.lexical.search({ datasetId: created.id, query: 'heron', limit: 10 })).toEqual([]);
+    expect(await lexicalIds(service.services.config.lexical, service.services.store.db, created.id, 'heron')).toEqual([]);
     // The dataset stays, configuration and all; others are untouched.
     const kept = await getDataset({ client: client(), headers: ds('to-clear'), path: { dataset_id: created.id } });
     expect(kept.data).toMatchObject({ id: created.id, tracking_id: 'to-clear' });
     expect(kept.data!.server_configuration).toMatchObject({ BM25_K: 2 });
     expect(await count('chunks', { dataset_id: bystander.id })).toBe(1);
-    expect(await service.services.lexical.search({ datasetId: bystander.id, query: 'heron', limit: 10 })).toHaveLength(1);
+    expect(await lexicalIds(service.services.config.lexical, service.services.store.db, bystander.id, 'heron')).toHaveLength(1);
   });
 
   it('refuses a mismatched path id, the admin role and a locked dataset', async () => {
@@ -697,7 +700,7 @@ describe('POST /api/dataset/clone', () => {
     });
     expect(response.status).toBe(200);
     await waitFor(
-      async () => (await service.services.lexical.search({ datasetId: clone!.id, query: 'albatross', limit: 10 })).length === 2,
+      async () => (await lexicalIds(service.services.config.lexical, service.services.store.db, clone!.id, 'albatross')).length === 2,
       'the copies to be indexed',
     );
 
@@ -710,16 +713,16 @@ describe('POST /api/dataset/clone', () => {
     const { id: _c, dataset_id: _d, ...copiedColumns } = copied;
     expect(copiedColumns).toEqual(originalColumns);
 
-    const hits = await service.services.lexical.search({ datasetId: clone!.id, query: 'albatross', limit: 10 });
-    expect(hits.map((h) => h.id).sort()).toEqual(
+    const hits = await lexicalIds(service.services.config.lexical, service.services.store.db, clone!.id, 'albatross');
+    expect(hits).toEqual(
       copies
         .filter((c) => c.chunk_html.includes('albatross'))
         .map((c) => c.id)
         .sort(),
     );
-    expect(await service.services.lexical.search({ datasetId: clone!.id, query: 'wingspan', limit: 10 })).toHaveLength(1);
+    expect(await lexicalIds(service.services.config.lexical, service.services.store.db, clone!.id, 'wingspan')).toHaveLength(1);
     // The source keeps its own index entries.
-    expect(await service.services.lexical.search({ datasetId: source.id, query: 'albatross', limit: 10 })).toHaveLength(2);
+    expect(await lexicalIds(service.services.config.lexical, service.services.store.db, source.id, 'albatross')).toHaveLength(2);
 
     const groups = await db()('chunk_groups').where({ dataset_id: clone!.id });
     expect(groups).toHaveLength(1);

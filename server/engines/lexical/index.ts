@@ -5,7 +5,7 @@ import { PostgresLexicalIndex } from './postgres.js';
 import { TypesenseLexicalIndex } from './typesense.js';
 import type { LexicalIndex } from './types.js';
 
-export type { LexicalDocument, LexicalHit, LexicalIndex, LexicalSearch } from './types.js';
+export type { LexicalDocument, LexicalIndex, MatchedWordsRequest } from './types.js';
 
 export async function createLexicalIndex(config: Config['lexical'], store: Store): Promise<LexicalIndex> {
   const index = config.kind === 'typesense' ? new TypesenseLexicalIndex(config) : new PostgresLexicalIndex(store.db);

@@ -1,5 +1,8 @@
-// The lexical index seam: full-text indexing and search of a dataset's documents (chunks).
-// Postgres full-text in the embedded mode, Typesense at scale; chosen once at start.
+// The lexical engine seam: which of a dataset's words a query word matches beyond itself (the
+// completions of a word being typed, and near spellings where the engine forgives typos). Ranking is
+// BM25 over the chunks' own terms for every engine (server/search/retrieval/fulltext.ts); the engine
+// only widens what a query word means. PostgreSQL (the dataset's vocabulary) in the embedded mode,
+// Typesense at scale; chosen once at start.
 
 export interface LexicalDocument {
   id: string;
@@ -8,30 +11,12 @@ export interface LexicalDocument {
   text: string;
 }
 
-export interface LexicalHit {
-  id: string;
-  /** Engine-specific relevance; higher is better. */
-  score: number;
-}
-
-export interface LexicalSearch {
+export interface MatchedWordsRequest {
   datasetId: string;
-  query: string;
+  /** Query words (lowercase), each looked up on its own; `prefix`: as the beginning of a word. */
+  words: { word: string; prefix: boolean }[];
+  /** The most words returned per query word. */
   limit: number;
-}
-
-export interface LexicalWordsRequest {
-  datasetId: string;
-  /**
-   * Words of a query, each looked up on its own, as a whole word without typos (`prefix`: as the
-   * beginning of a word), listing at most `limit` of the documents holding it.
-   */
-  words: { word: string; prefix: boolean; limit: number }[];
-}
-
-export interface LexicalWords {
-  /** Per word, in the request's order: how many documents hold it, and up to its `limit` of them. */
-  words: { found: number; ids: string[] }[];
 }
 
 export interface LexicalIndex {
@@ -44,11 +29,10 @@ export interface LexicalIndex {
   upsert(documents: LexicalDocument[]): Promise<void>;
   remove(datasetId: string, ids: string[]): Promise<void>;
   removeDataset(datasetId: string): Promise<void>;
-  search(request: LexicalSearch): Promise<LexicalHit[]>;
   /**
-   * For each word, how many of the dataset's documents hold it and which: what idf-aware ranking
-   * asks of engines that match words PostgreSQL's full-text does not (Typesense).
+   * Per query word, in the request's order: the dataset's words (lowercase, letters only) it matches
+   * other than itself, likeliest first.
    */
-  words?(request: LexicalWordsRequest): Promise<LexicalWords>;
+  matchedWords(request: MatchedWordsRequest): Promise<string[][]>;
   close(): Promise<void>;
 }

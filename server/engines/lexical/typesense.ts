@@ -2,7 +2,9 @@
 // each document tagged with its dataset_id and every read or delete filtered by it.
 // Typesense ids are unique per collection, so this relies on chunk ids being globally unique uuids.
 import { Client, Errors } from 'typesense';
-import type { LexicalDocument, LexicalHit, LexicalIndex, LexicalSearch, LexicalWords, LexicalWordsRequest } from './types.js';
+import type { SearchResponse } from 'typesense/lib/Typesense/Documents.js';
+import { surfaceWords } from '../../search/query/words.js';
+import type { LexicalDocument, LexicalIndex, MatchedWordsRequest } from './types.js';
 
 interface TypesenseDocument {
   id: string;
@@ -10,8 +12,10 @@ interface TypesenseDocument {
   text: string;
 }
 
-/** Typesense returns at most 250 hits per page. */
-const MAX_PER_PAGE = 250;
+/** Hits whose highlights give a word's matches: enough to see its likeliest completions and spellings. */
+const HITS_PER_WORD = 20;
+/** A marked match in a snippet and the letters that complete its word. */
+const MARKED = /<mark>(.*?)<\/mark>([\p{L}\p{M}]*)/gu;
 /** Ids per delete-by-filter request, so the filter stays well within URL length limits. */
 const DELETE_BATCH = 100;
 /** Typesense refuses a multi-search of more searches than this (its `limit_multi_searches` default). */
@@ -99,55 +103,42 @@ export class TypesenseLexicalIndex implements LexicalIndex {
     await this.documents.delete({ filter_by: `dataset_id:=${quote(datasetId)}` });
   }
 
-  async search({ datasetId, query, limit }: LexicalSearch): Promise<LexicalHit[]> {
-    if (!query.trim() || limit <= 0) return [];
-    // Pages must all have the same size for page N to start at hit (N-1)*size.
-    const perPage = Math.min(MAX_PER_PAGE, limit);
-    const page = (n: number) => ({
-      q: query,
+  /**
+   * One search per word, each alone, all in as few multi-searches as the engine allows, sent at once:
+   * the words of the best hits' snippets that the word matched (its completions when `prefix`, near
+   * spellings within Typesense's typo tolerance), in the engine's order of relevance.
+   */
+  async matchedWords({ datasetId, words, limit }: MatchedWordsRequest): Promise<string[][]> {
+    if (words.length === 0 || limit <= 0) return words.map(() => []);
+    const searches = words.map(({ word, prefix }) => ({
+      q: word,
+      prefix,
       query_by: 'text',
       filter_by: `dataset_id:=${quote(datasetId)}`,
       include_fields: 'id',
-      highlight_fields: 'none',
-      per_page: perPage,
-      page: n,
-      // Keep dropping query words (from the right) until as many hits as asked exist, so a long
-      // natural-language query still gets a full list, ranked by how many of its words match.
-      drop_tokens_threshold: limit,
-    });
-    const [first] = await this.multiSearch([page(1)]);
-    // The first page tells how many match: the pages still needed are then asked for at once.
-    const pages = Math.min(Math.ceil(limit / perPage), Math.ceil(first.found / perPage));
-    const rest = await this.multiSearch(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => page(i + 2)));
-    // text_match is a 64-bit integer; as a JS number it loses low bits, which only merges near-ties.
-    return [first, ...rest].flatMap((p) => p.hits).slice(0, limit);
-  }
-
-  async words({ datasetId, words }: LexicalWordsRequest): Promise<LexicalWords> {
-    if (words.length === 0) return { words: [] };
-    // One search per word, as few multi-searches as the limit allows, sent at once. Each word is
-    // matched alone, exactly: no typo, no word dropped; the parameters go in every search, since
-    // 0.24 lets common parameters override a search's own.
-    const filter = `dataset_id:=${quote(datasetId)}`;
-    const exact = {
-      query_by: 'text',
-      filter_by: filter,
-      include_fields: 'id',
-      highlight_fields: 'none',
-      num_typos: 0,
+      highlight_fields: 'text',
+      // Only the matched words are read: the shortest snippet around them.
+      highlight_affix_num_tokens: 0,
+      per_page: HITS_PER_WORD,
       drop_tokens_threshold: 0,
-      typo_tokens_threshold: 0,
-    };
-    const searches = words.map(({ word, prefix, limit }) => ({ ...exact, q: word, prefix, per_page: Math.min(limit, MAX_PER_PAGE) }));
+    }));
     const results = await this.multiSearch(searches);
-    return { words: results.map((r) => ({ found: r.found, ids: r.hits.map((hit) => hit.id) })) };
+    return results.map((result, i) => {
+      const found = new Set<string>();
+      // The snippet marks what matched: a whole word, or only the typed beginning of a completed one.
+      for (const hit of result.hits ?? [])
+        for (const highlight of hit.highlights ?? [])
+          for (const [, marked, rest] of (highlight.snippet ?? '').matchAll(MARKED)) for (const word of surfaceWords(marked + rest)) found.add(word);
+      found.delete(words[i].word);
+      return [...found].slice(0, limit);
+    });
   }
 
   /**
    * Runs searches through the multi-search endpoint, which takes them in a POST body: a GET search
    * refuses a query string longer than 4,000 characters. Batches stay within the engine's limit.
    */
-  private async multiSearch(searches: Record<string, unknown>[]): Promise<{ found: number; hits: LexicalHit[] }[]> {
+  private async multiSearch(searches: Record<string, unknown>[]): Promise<SearchResponse<TypesenseDocument>[]> {
     const batches: Record<string, unknown>[][] = [];
     for (let i = 0; i < searches.length; i += MULTI_SEARCH_LIMIT) batches.push(searches.slice(i, i + MULTI_SEARCH_LIMIT));
     const answers = await Promise.all(
@@ -158,7 +149,7 @@ export class TypesenseLexicalIndex implements LexicalIndex {
         return response.results.map((r) => {
           // A failed search answers in place with a code and a message, not by throwing.
           if ('error' in r && r.error) throw new Error(`Typesense multi-search: ${String(r.error)}`);
-          return { found: r.found ?? 0, hits: (r.hits ?? []).map((hit) => ({ id: hit.document.id, score: hit.text_match ?? 0 })) };
+          return r as SearchResponse<TypesenseDocument>;
         });
       }),
     );

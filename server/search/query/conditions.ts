@@ -41,3 +41,9 @@ export function applyTermConditions(builder: Knex.QueryBuilder, conditions: Term
   if (conditions.excluded != null) builder.whereRaw(`not coalesce(??.bm25_terms @@ ?::tsquery, false)`, [alias, conditions.excluded]);
   return builder;
 }
+
+/** Both sets of conditions: everything either requires, nothing either excludes. */
+export function combineTermConditions(a: TermConditions | null | undefined, b: TermConditions): TermConditions {
+  const join = (x: string | null | undefined, y: string | null, operator: '&' | '|') => (x == null ? y : y == null ? x : `(${x}) ${operator} (${y})`);
+  return { required: join(a?.required, b.required, '&'), excluded: join(a?.excluded, b.excluded, '|') };
+}

@@ -5,15 +5,12 @@
 //
 // The scores are the ones a search of that type gives. Semantic: the query's vector against the
 // candidates' vectors, by primary key (exact, no graph walk). Fulltext and bm25: retrieval restricted
-// to the candidates' ids (a filter condition), except on Typesense, whose retrieval ranks a window
-// of its best matches and could miss candidates beyond it: there the candidates themselves are
-// scored, as its retrieval scores its window. Without `rerank_query`, the query is the search's (several weighted queries:
-// their texts joined).
+// to the candidates' ids (a filter condition). Without `rerank_query`, the query is the search's
+// (several weighted queries: their texts joined).
 import type { DatasetRow } from '../../domain/datasets.js';
 import type { Services } from '../../services.js';
 import { retrieve } from '../retrieval/index.js';
 import { semanticQuery } from '../retrieval/semantic.js';
-import { typesenseScores } from '../retrieval/typesenseRanking.js';
 import type { Hit } from '../types.js';
 import { byScore } from './order.js';
 import type { RescoreType } from './plan.js';
@@ -32,10 +29,6 @@ export async function rerankBySearchType(services: Services, dataset: DatasetRow
 
 async function scoresOf(services: Services, dataset: DatasetRow, type: RescoreType, query: string, ids: string[]): Promise<Map<string, number>> {
   if (type === 'semantic') return semanticScores(services, dataset, query, ids);
-  if (type === 'fulltext' && services.lexical.kind === 'typesense') {
-    const found = await typesenseScores(services, { dataset, query, limit: ids.length, offset: 0 }, ids);
-    return new Map(found.map((h) => [h.id, h.score]));
-  }
   const { hits } = await retrieve(services, type, { dataset, query, filter: { must: [{ ids }] }, limit: ids.length, offset: 0 });
   return new Map(hits.map((h) => [h.id, h.score]));
 }

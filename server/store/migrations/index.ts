@@ -16,6 +16,7 @@ import * as m013 from './013_job_leases.js';
 import * as m014 from './014_bm25_postings.js';
 import * as m015 from './015_bm25_average_length.js';
 import * as m016 from './016_chunk_tag_index.js';
+import * as m017 from './017_drop_lexical_documents.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '014_bm25_postings': m014,
   '015_bm25_average_length': m015,
   '016_chunk_tag_index': m016,
+  '017_drop_lexical_documents': m017,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,5 +1,6 @@
 // Look-ups in a dataset's vocabulary (`dataset_words`, kept by the chunk triggers of migration
-// 009_vocabulary): which query words the dataset holds, and which of its words are near a misspelt one.
+// 009_vocabulary): which query words the dataset holds, which of its words are near a misspelt one,
+// and which begin with a word being typed.
 import type { Knex } from 'knex';
 
 export interface VocabularyWord {
@@ -50,4 +51,23 @@ export async function nearWords(db: Knex, datasetId: string, words: string[], le
   });
   for (const row of rows) near.get(row.query)?.push({ word: row.word, chunks: Number(row.chunks) });
   return near;
+}
+
+/** A LIKE pattern matching the words that begin with `prefix`. */
+const startsWith = (prefix: string) => `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+
+/** For each prefix, up to `limit` of the dataset's words that begin with it (not itself), the words more chunks hold first. */
+export async function completions(db: Knex, datasetId: string, prefixes: string[], limit: number): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>(prefixes.map((p) => [p, []]));
+  if (prefixes.length === 0 || limit <= 0) return found;
+  const { rows } = await db.raw<{ rows: { prefix: string; word: string }[] }>(
+    `select p.prefix, v.word
+       from unnest(?::text[], ?::text[]) as p(prefix, pattern)
+       cross join lateral (select word from dataset_words
+                            where dataset_id = ? and chunks > 0 and word like p.pattern and word <> p.prefix
+                            order by chunks desc, word limit ?) as v`,
+    [prefixes, prefixes.map(startsWith), datasetId, limit],
+  );
+  for (const row of rows) found.get(row.prefix)?.push(row.word);
+  return found;
 }
