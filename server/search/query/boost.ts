@@ -1,12 +1,11 @@
 // `scoring_options.fulltext_boost` for a query: the query's terms that are also terms of the phrase
 // (stemmed as the chunks' terms are) weigh `boost_factor` times as much in keyword scoring. Phrase
 // terms the query does not have add nothing (as the reference does): the boost reorders what the
-// query finds. How each engine weighs the terms:
+// query finds. How each search type weighs the terms:
 //
 //   bm25      each boosted term's part of the sum is multiplied by the factor (per-term weights)
-//   fulltext  each boosted term's idf weight is multiplied by the factor: in ts_rank's term weights
-//             (Postgres) or in the BM25 that ranks Typesense's candidates (retrieval/fulltext.ts)
-//   hybrid    its keyword list (BM25 or full-text) as above; the fused ranks follow.
+//   fulltext  the same: full-text ranks by BM25 (retrieval/fulltext.ts)
+//   hybrid    its keyword list as above; the fused ranks follow.
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
 import { badRequest } from '../../errors.js';
