@@ -1,16 +1,17 @@
 // The peer engine for BM25: Tantivy (the Rust search library) through its official Python
-// bindings, pinned, installed from PyPI into .tools/ on first use. It indexes the same texts and
-// answers the same queries, in-process, so its latency is the engine's alone.
+// bindings, pinned, installed from PyPI into .services/ on first use, beside the engines it is measured
+// against (its wheel passes the same portability check). It indexes the same texts and answers the
+// same queries, in-process, so its latency is the engine's alone.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { TOOLS_DIR } from '../../scripts/services/paths.js';
+import { SERVICES_DIR } from '../../scripts/services/paths.js';
 import { ensureVenv } from '../../scripts/services/venv.js';
 
 const TANTIVY_PACKAGES = ['tantivy==0.27.0'] as const;
-const VENV = path.join(TOOLS_DIR, 'tantivy-venv');
+const VENV = path.join(SERVICES_DIR, 'tantivy-venv');
 const SCRIPT = path.join(import.meta.dirname, 'tantivy_bm25.py');
 
 export interface PeerRun {
