@@ -1,6 +1,7 @@
 // BM25 over a dataset's in-memory index (memory.ts): every chunk holding a query term is scored in
-// memory, exactly, and only the filter is asked of SQL. A filter passing few chunks becomes a mask
-// for the scoring; one passing many is checked on the best candidates, deeper until k pass.
+// memory, exactly, and only the filter is asked of SQL. The best candidates are checked against the
+// filter first: a broad filter passes k of them at once. When too few pass, a filter passing few
+// chunks becomes a mask for the scoring; one passing many is checked deeper until k pass.
 import type { Knex } from 'knex';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
@@ -29,11 +30,37 @@ export async function memoryBm25(
   query: Bm25Query,
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  const mask = plan.narrowed ? await filterMask(db, request, index, plan.directScoring) : null;
-  if (plan.narrowed && !mask) return filteredDeep(db, request, index, query, plan);
-  const matches = index.match(query.terms, query.weights, query.parameters, mask);
-  const hits = toHits(index, matches, index.best(matches, plan.k, plan.least));
-  return { hits, total: plan.count ? countAbove(matches, plan.countAbove) : null };
+  const matches = index.match(query.terms, query.weights, query.parameters, null);
+  if (!plan.narrowed) return { hits: toHits(index, matches, index.best(matches, plan.k, plan.least)), total: plan.count ? countAbove(matches, plan.countAbove) : null };
+  const first = await checked(db, request, index, matches, plan, firstDepth(plan), 0);
+  if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
+  const mask = await filterMask(db, request, index, plan.directScoring);
+  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
+  const masked = index.match(query.terms, query.weights, query.parameters, mask);
+  return { hits: toHits(index, masked, index.best(masked, plan.k, plan.least)), total: plan.count ? countAbove(masked, plan.countAbove) : null };
+}
+
+const firstDepth = (plan: MemorySearch) => Math.max(plan.k, 1) * DEEPER;
+
+/** The filter's verdict on the ranked candidates from `from` to `depth`: those passing, and whether k have (or none are left). */
+async function checked(
+  db: Knex,
+  request: RetrievalRequest,
+  index: DatasetIndex,
+  matches: Matches,
+  plan: MemorySearch,
+  depth: number,
+  from: number,
+): Promise<{ hits: Hit[]; depth: number; checked: number; complete: boolean }> {
+  const ranked = toHits(index, matches, index.best(matches, depth, plan.least));
+  const fresh = ranked.slice(from);
+  const passed = await passingAmong(
+    db,
+    request,
+    fresh.map((h) => h.id),
+  );
+  const hits = fresh.filter((h) => passed.has(h.id));
+  return { hits, depth, checked: ranked.length, complete: hits.length >= plan.k || ranked.length < depth };
 }
 
 /** A mask over the index's ordinals of the chunks passing the filter, when at most `most` do; else null. */
@@ -55,23 +82,31 @@ async function filteredDeep(
   request: RetrievalRequest,
   index: DatasetIndex,
   query: Bm25Query,
+  matches: Matches,
   plan: MemorySearch,
+  first: { hits: Hit[]; depth: number; checked: number },
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  const matches = index.match(query.terms, query.weights, query.parameters, null);
-  const hits: Hit[] = [];
   // Ordinals are never reused, so the matches stay valid while the index catches up meanwhile.
-  for (let depth = Math.max(plan.k, 1) * DEEPER, checked = 0; ; depth *= DEEPER) {
-    const ranked = toHits(index, matches, index.best(matches, depth, plan.least));
-    const fresh = ranked.slice(checked);
-    const passed = await passingAmong(
-      db,
-      request,
-      fresh.map((h) => h.id),
-    );
-    hits.push(...fresh.filter((h) => passed.has(h.id)));
-    checked = ranked.length;
-    if (hits.length >= plan.k || ranked.length < depth) break;
+  const hits = [...first.hits];
+  for (let depth = first.depth * DEEPER, from = first.checked; ; depth *= DEEPER) {
+    const round = await checked(db, request, index, matches, plan, depth, from);
+    hits.push(...round.hits);
+    from = round.checked;
+    if (hits.length >= plan.k || round.checked < depth) break;
   }
+  return filteredTotal(db, request, index, query, matches, plan, hits);
+}
+
+/** The first k filtered hits, and the number of matches passing the filter (and the threshold) when asked. */
+async function filteredTotal(
+  db: Knex,
+  request: RetrievalRequest,
+  index: DatasetIndex,
+  query: Bm25Query,
+  matches: Matches,
+  plan: MemorySearch,
+  hits: Hit[],
+): Promise<{ hits: Hit[]; total: number | null }> {
   if (!plan.count) return { hits: hits.slice(0, plan.k), total: null };
   const total =
     plan.countAbove == null

@@ -98,10 +98,16 @@ export async function passingChunks(db: Knex, request: RetrievalRequest, limit: 
   return passing(db, request).limit(limit).pluck('chunks.id');
 }
 
-/** The chunks among `ids` that pass the filter. */
+/**
+ * The chunks among `ids` that pass the filter: each looked up by its key (joined from the list),
+ * so a broad filter's index is not read in full to intersect it with a few candidates.
+ */
 export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  return new Set(await passing(db, request).whereRaw('chunks.id = any(?::uuid[])', [ids]).pluck('chunks.id'));
+  const builder = db
+    .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
+    .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));
+  return new Set(await applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions).pluck('chunks.id'));
 }
 
 /** A tsquery matching chunks that hold any of the terms. */
