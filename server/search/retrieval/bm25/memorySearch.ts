@@ -31,13 +31,17 @@ export async function memoryBm25(
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
   const matches = index.match(query.terms, query.weights, query.parameters, null);
-  if (!plan.narrowed) return { hits: toHits(index, matches, index.best(matches, plan.k, plan.least)), total: plan.count ? countAbove(matches, plan.countAbove) : null };
+  if (!plan.narrowed) return topOf(index, matches, plan);
   const first = await checked(db, request, index, matches, plan, firstDepth(plan), 0);
   if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
   const mask = await filterMask(db, request, index, plan.directScoring);
   if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
-  const masked = index.match(query.terms, query.weights, query.parameters, mask);
-  return { hits: toHits(index, masked, index.best(masked, plan.k, plan.least)), total: plan.count ? countAbove(masked, plan.countAbove) : null };
+  return topOf(index, index.match(query.terms, query.weights, query.parameters, mask), plan);
+}
+
+/** The best k of matches that all pass, and their count when asked. */
+function topOf(index: DatasetIndex, matches: Matches, plan: MemorySearch): { hits: Hit[]; total: number | null } {
+  return { hits: toHits(index, matches, index.best(matches, plan.k, plan.least)), total: plan.count ? countAbove(matches, plan.countAbove) : null };
 }
 
 const firstDepth = (plan: MemorySearch) => Math.max(plan.k, 1) * DEEPER;
