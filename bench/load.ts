@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import knex from 'knex';
 import { createClient } from '../generated/client/client/index.js';
 import { createDataset, createOrganization } from '../generated/client/sdk.gen.js';
 import type { ChunkReqPayload } from '../generated/client/types.gen.js';
@@ -16,12 +17,17 @@ import { generateCorpus, prng } from './corpus.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
 import { cpuDelta, descendantCpu } from './procs.js';
 import { fmt, percentile, table } from './report.js';
-import { queriesFrom } from './search.js';
+import { autovacuumIdle, queriesFrom } from './search.js';
 import { spawnService } from './service-process.js';
 
 export interface LoadOptions {
   clients: number;
   seconds: number;
+  /**
+   * The same clients for this long before the measured run: a service just loaded with chunks is
+   * still building its in-memory BM25 index and, in full mode, PostgreSQL is vacuuming the new rows.
+   */
+  warmupSeconds: number;
   /** Chunks loaded before the clients start. */
   chunks: number;
   /** Share of requests that are writes. */
@@ -33,7 +39,15 @@ export interface LoadOptions {
   seed: number;
 }
 
-export const DEFAULT_LOAD: Omit<LoadOptions, 'seed'> = { clients: 20, seconds: 45, chunks: 2000, writeShare: 0.1, idleShare: 0.03, timeoutMs: 30_000 };
+export const DEFAULT_LOAD: Omit<LoadOptions, 'seed'> = {
+  clients: 20,
+  seconds: 45,
+  warmupSeconds: 15,
+  chunks: 2000,
+  writeShare: 0.1,
+  idleShare: 0.03,
+  timeoutMs: 30_000,
+};
 
 const SEARCH_TYPES = ['hybrid', 'semantic', 'bm25'] as const;
 type Kind = (typeof SEARCH_TYPES)[number] | 'write';
@@ -49,7 +63,10 @@ interface KindFigures {
 
 export interface LoadResult {
   options: LoadOptions;
-  load: { chunks: number; wall_s: number };
+  /** The load, and how long PostgreSQL's autovacuum then worked on the new rows before the clients started. */
+  load: { chunks: number; wall_s: number; autovacuum_s: number };
+  /** The warm-up run, not counted: its answers per second, p99 and errors. */
+  warmup: { seconds: number; requests_per_s: number; p99_ms: number; errors: number };
   clients: number;
   measured_s: number;
   requests: number;
@@ -75,7 +92,8 @@ export interface LoadResult {
 }
 
 export async function runLoad(modeEnv: ModeEnvironment, options: LoadOptions, log: (line: string) => void): Promise<LoadResult> {
-  const service = await spawnService({ ...(await modeEnv.freshEnv()), LOG_LEVEL: 'warn' }, log);
+  const env = await modeEnv.freshEnv();
+  const service = await spawnService({ ...env, LOG_LEVEL: 'warn' }, log);
   try {
     const admin = createClient({ baseUrl: service.url, auth: () => ADMIN_KEY });
     const org = await createOrganization({ client: admin, body: { name: 'bench-load' } });
@@ -89,13 +107,36 @@ export async function runLoad(modeEnv: ModeEnvironment, options: LoadOptions, lo
     const t0 = performance.now();
     await loadCorpus(service.url, datasetId, corpus);
     const load = { chunks: options.chunks, wall_s: Math.round((performance.now() - t0) / 100) / 10 };
-    log(`loaded in ${load.wall_s} s; ${options.clients} clients for ${options.seconds} s…`);
+    log(`loaded in ${load.wall_s} s`);
+    const vacuumS = env.DATABASE_URL ? await vacuumed(env.DATABASE_URL) : 0;
+    if (vacuumS > 0) log(`autovacuum of the new rows finished ${vacuumS} s after the load`);
 
     const queries = queriesFrom(corpus, 500, options.seed + 1);
     const writes = generateCorpus({ count: 1000, seed: options.seed + 2, prefix: 'load' });
-    return { options, load, ...(await drive(service.url, datasetId, queries, writes, options, log)) };
+    const warm = { seconds: options.warmupSeconds, requests_per_s: 0, p99_ms: 0, errors: 0 };
+    if (options.warmupSeconds > 0) {
+      log(`warm-up: the same clients for ${options.warmupSeconds} s, not counted…`);
+      const run = await drive(service.url, datasetId, queries, writes, { ...options, seconds: options.warmupSeconds, seed: options.seed + 7 }, log);
+      Object.assign(warm, { requests_per_s: run.requests_per_s, p99_ms: run.by_kind.all.p99_ms, errors: run.by_kind.all.errors });
+    }
+    log(`${options.clients} clients for ${options.seconds} s…`);
+    return { options, load: { ...load, autovacuum_s: vacuumS }, warmup: warm, ...(await drive(service.url, datasetId, queries, writes, options, log)) };
   } finally {
     await service.stop();
+  }
+}
+
+/**
+ * Waits for PostgreSQL's autovacuum to finish with the rows just loaded (at most 10 minutes): a
+ * service that has just taken 100,000 chunks vacuums millions of postings, which is not the steady
+ * state the clients measure. The seconds waited.
+ */
+async function vacuumed(databaseUrl: string): Promise<number> {
+  const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } });
+  try {
+    return await autovacuumIdle(db, 600_000);
+  } finally {
+    await db.destroy();
   }
 }
 
@@ -308,9 +349,10 @@ export function formatLoad(mode: string, r: LoadResult): string {
   const m = r.machine_load;
   const errorTotal = Object.values(r.errors).reduce((a, b) => a + b, 0);
   return [
-    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.measured_s, 1)} s against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s)`,
+    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.measured_s, 1)} s against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s; autovacuum then ${fmt(r.load.autovacuum_s, 1)} s)`,
     table(rows),
     `${fmt(r.requests)} requests (${fmt(r.requests_per_s, 1)}/s), ${fmt(r.chunks_written)} chunks written, ${fmt(r.idle_pauses)} idle pauses of 1-10 s, ${fmt(r.connections_opened)} connections opened`,
+    `warm-up before the clock (not counted): ${fmt(r.warmup.seconds)} s, ${fmt(r.warmup.requests_per_s, 1)} requests/s, p99 ${fmt(r.warmup.p99_ms)} ms, ${fmt(r.warmup.errors)} errors`,
     `errors: ${errorTotal} (resets ${r.errors.reset}, timeouts ${r.errors.timeout}, non-2xx ${r.errors['non-2xx']}, other ${r.errors.other})${r.error_samples.length ? `\n  ${r.error_samples.join('\n  ')}` : ''}`,
     `machine: ${m.cores} cores, load average (1 min) ${fmt(m.loadavg_1m_before, 2)} before, ${fmt(m.loadavg_1m_after, 2)} after; CPU over the run: this benchmark's processes ${fmt(m.bench_tree_cpu_s, 1)} s (${Object.entries(
       m.descendants_cpu_s,

@@ -49,6 +49,7 @@ const USAGE = `usage: npm run bench -- [options]
   load:
   --clients <n>          concurrent keep-alive clients (default ${DEFAULT_LOAD.clients})
   --seconds <n>          how long they send requests (default ${DEFAULT_LOAD.seconds})
+  --warmup-seconds <n>   the same clients before the clock starts, reported apart (default ${DEFAULT_LOAD.warmupSeconds})
   --write-share <x>      share of requests that write chunks (default ${DEFAULT_LOAD.writeShare})
   --idle-share <x>       share of requests after which a client goes quiet for 1-10 s (default ${DEFAULT_LOAD.idleShare})
   (--chunks: chunks loaded before the clients start, default ${DEFAULT_LOAD.chunks})
@@ -78,6 +79,7 @@ async function main(): Promise<number> {
       'pdf-pages': { type: 'string', default: '200' },
       clients: { type: 'string', default: String(DEFAULT_LOAD.clients) },
       seconds: { type: 'string', default: String(DEFAULT_LOAD.seconds) },
+      'warmup-seconds': { type: 'string', default: String(DEFAULT_LOAD.warmupSeconds) },
       'write-share': { type: 'string', default: String(DEFAULT_LOAD.writeShare) },
       'idle-share': { type: 'string', default: String(DEFAULT_LOAD.idleShare) },
       help: { type: 'boolean', short: 'h', default: false },
@@ -154,6 +156,7 @@ async function main(): Promise<number> {
         const options = {
           clients: int('clients', values.clients, 1),
           seconds: int('seconds', values.seconds, 1),
+          warmupSeconds: int('warmup-seconds', values['warmup-seconds'], 0),
           chunks: int('chunks', values.chunks ?? String(DEFAULT_LOAD.chunks), 1),
           writeShare: share('write-share', values['write-share']),
           idleShare: share('idle-share', values['idle-share']),
@@ -162,7 +165,7 @@ async function main(): Promise<number> {
         };
         const result = await runLoad(modeEnv, options, log);
         const text = formatLoad(modeEnv.mode, result);
-        if (Object.values(result.errors).some((n) => n > 0)) {
+        if (result.warmup.errors > 0 || Object.values(result.errors).some((n) => n > 0)) {
           // The figures are kept for a look, and the run fails: under load no request may fail.
           const file = await writeResult('load', `${modeEnv.mode}-failed`, result as unknown as Record<string, unknown>);
           throw new Error(`${text}\n→ ${file}\nthe load run had errors`);
