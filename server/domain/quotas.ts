@@ -73,8 +73,13 @@ export async function countUsers(db: Knex, organizationId: string): Promise<numb
   return count(db('user_organizations').where({ organization_id: organizationId }));
 }
 
+/** The chunks of the organization's datasets, from the per-dataset counters the chunk writes keep (migration 018). */
 export async function countChunks(db: Knex, organizationId: string): Promise<number> {
-  return count(db('chunks').join('datasets', 'datasets.id', 'chunks.dataset_id').where({ 'datasets.organization_id': organizationId, 'datasets.deleted': 0 }));
+  const [row] = await db('dataset_chunk_counts')
+    .join('datasets', 'datasets.id', 'dataset_chunk_counts.dataset_id')
+    .where({ 'datasets.organization_id': organizationId, 'datasets.deleted': 0 })
+    .sum<{ total: string | number | null }[]>('dataset_chunk_counts.chunks as total');
+  return Number(row?.total ?? 0);
 }
 
 export async function sumFileBytes(db: Knex, organizationId: string): Promise<number> {

@@ -40,6 +40,7 @@ describe(`store (${mode})`, () => {
       '015_bm25_average_length',
       '016_chunk_tag_index',
       '017_drop_lexical_documents',
+      '018_dataset_chunk_counts',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

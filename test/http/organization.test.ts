@@ -295,6 +295,14 @@ describe('POST /api/organization/usage/{organization_id}', () => {
     const noBody = await service.request('POST', `/api/organization/usage/${org}`, { headers: { authorization: admin, 'SVC-Organization': org } });
     expect(noBody.status).toBe(200);
     expect(noBody.body.chunk_count).toBe(4);
+
+    // The per-dataset counters follow deletes and multi-row inserts, whatever statement writes them.
+    await db()('chunks')
+      .whereIn('id', db()('chunks').select('id').where({ dataset_id: a.id }).limit(2))
+      .delete();
+    await db()('chunks').insert(['x', 'y', 'z'].map((chunk_html) => ({ dataset_id: b.id, chunk_html })));
+    const after = await getOrganizationUsage({ client: service.client(admin), headers, path: { organization_id: org }, body: {} });
+    expect(after.data!.chunk_count).toBe(5);
   });
 
   it('refuses bad bounds and types, the read role, and another organization', async () => {

@@ -17,6 +17,7 @@ import * as m014 from './014_bm25_postings.js';
 import * as m015 from './015_bm25_average_length.js';
 import * as m016 from './016_chunk_tag_index.js';
 import * as m017 from './017_drop_lexical_documents.js';
+import * as m018 from './018_dataset_chunk_counts.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '015_bm25_average_length': m015,
   '016_chunk_tag_index': m016,
   '017_drop_lexical_documents': m017,
+  '018_dataset_chunk_counts': m018,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
