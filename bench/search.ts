@@ -635,7 +635,7 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
     const { rows } = await db.raw<{ rows: { id: string }[] }>(
       `select chunk_vectors.chunk_id as id from chunk_vectors inner join chunks on chunks.id = chunk_vectors.chunk_id ` +
         `where chunk_vectors.dataset_id = '${dataset.id}'${tag ? ` and ${TAG_CONDITION}` : ''} order by (${distance}) + 0, chunk_vectors.chunk_id limit ?`,
-      [vector, ...(tag ? [[tag]] : []), n],
+      [...(tag ? [[tag]] : []), vector, n],
     );
     return rows.map((r) => r.id);
   };
