@@ -209,6 +209,8 @@ interface Entry {
   retryAt: number;
   /** Catch-ups run one after another, each from the version the last one reached. */
   caughtUp: Promise<unknown>;
+  /** The catch-up queued behind the running one, not started yet: searches arriving meanwhile share it. */
+  queued: Promise<DatasetIndex | null> | null;
 }
 
 /** The in-memory indexes of the datasets searched lately. */
@@ -231,9 +233,20 @@ export class Bm25Indexes {
       this.build(datasetId, entry);
       return null;
     }
-    const caughtUp = entry.caughtUp.then(() => this.catchUp(datasetId, entry));
-    entry.caughtUp = caughtUp.catch(() => undefined);
-    return caughtUp;
+    // A catch-up that has not started yet will see every write committed before this search, so
+    // every search arriving before it starts waits for that one: under concurrent searches, at
+    // most one catch-up runs and one waits, instead of one per search in a row.
+    if (!entry.queued) {
+      const queued = entry.caughtUp
+        .catch(() => undefined)
+        .then(() => {
+          entry.queued = null;
+          return this.catchUp(datasetId, entry);
+        });
+      entry.queued = queued;
+      entry.caughtUp = queued.catch(() => undefined);
+    }
+    return entry.queued;
   }
 
   /** Builds the dataset's index if it has none and waits for it (for warming up, and tests). */
@@ -255,7 +268,7 @@ export class Bm25Indexes {
 
   /** The dataset's entry, made most recently used. */
   private entry(datasetId: string): Entry {
-    const entry = this.entries.get(datasetId) ?? { index: null, building: null, retryAt: 0, caughtUp: Promise.resolve() };
+    const entry = this.entries.get(datasetId) ?? { index: null, building: null, retryAt: 0, caughtUp: Promise.resolve(), queued: null };
     this.entries.delete(datasetId);
     this.entries.set(datasetId, entry);
     return entry;
