@@ -1,7 +1,8 @@
 // BM25 over a dataset's in-memory index (memory.ts): every chunk holding a query term is scored in
-// memory, exactly, and only the filter is asked of SQL. The best candidates are checked against the
-// filter first: a broad filter passes k of them at once. When too few pass, a filter passing few
-// chunks becomes a mask for the scoring; one passing many is checked deeper until k pass.
+// memory, exactly, and only the filter is asked of SQL. For a page, the best candidates are checked
+// against the filter first: a broad filter passes k of them at once. When too few pass (or k is a
+// fusion window), a filter passing few chunks becomes a mask for the scoring; one passing many is
+// checked deeper until k pass.
 import type { Knex } from 'knex';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
@@ -10,6 +11,8 @@ import { countPassingMatches, passingAmong, passingChunks } from './postings.js'
 
 /** Candidates checked against a filter at first, per result asked, and how much deeper each next round goes. */
 const DEEPER = 8;
+/** The most candidates checked before the mask is tried. */
+const FIRST_CHECK_MOST = 200;
 
 export interface MemorySearch {
   /** Results asked for (offset included), and the least score they may have. */
@@ -32,10 +35,12 @@ export async function memoryBm25(
 ): Promise<{ hits: Hit[]; total: number | null }> {
   const matches = index.match(query.terms, query.weights, query.parameters, null);
   if (!plan.narrowed) return topOf(index, matches, plan);
-  const first = await checked(db, request, index, matches, plan, firstDepth(plan), 0);
-  if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
+  // A page's worth of candidates is cheap to check first; a fusion window's is not, when the filter
+  // is selective: then the mask is tried first.
+  const first = firstDepth(plan) <= FIRST_CHECK_MOST ? await checked(db, request, index, matches, plan, firstDepth(plan), 0) : null;
+  if (first?.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
   const mask = await filterMask(db, request, index, plan.directScoring);
-  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
+  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first ?? { hits: [], depth: firstDepth(plan) / DEEPER, checked: 0 });
   return topOf(index, index.match(query.terms, query.weights, query.parameters, mask), plan);
 }
 
