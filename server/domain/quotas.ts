@@ -51,7 +51,7 @@ export async function reservePlanCapacity(
   const checks: [keyof Additions, string, number, () => Promise<number>][] = [
     ['datasets', 'datasets', plan.dataset_count, () => countDatasets(trx, organizationId)],
     ['users', 'users', plan.user_count, () => countUsers(trx, organizationId)],
-    ['chunks', 'chunks', plan.chunk_count, () => countChunks(trx, organizationId)],
+    ['chunks', 'chunks', plan.chunk_count, () => countChunksFolding(trx, organizationId)],
     ['fileBytes', 'bytes of file storage', Number(plan.file_storage), () => sumFileBytes(trx, organizationId)],
     ['messages', 'messages', plan.message_count, () => countMessages(trx, organizationId)],
   ];
@@ -73,13 +73,40 @@ export async function countUsers(db: Knex, organizationId: string): Promise<numb
   return count(db('user_organizations').where({ organization_id: organizationId }));
 }
 
-/** The chunks of the organization's datasets, from the per-dataset counters the chunk writes keep (migration 018). */
+/** Rows of counted changes an organization may gather before the plan check folds them. */
+const FOLD_AT = 64;
+
+/** The chunks of the organization's datasets, from the changes the chunk writes count (migration 018). */
 export async function countChunks(db: Knex, organizationId: string): Promise<number> {
+  return (await chunkCounts(db, organizationId)).chunks;
+}
+
+async function chunkCounts(db: Knex, organizationId: string): Promise<{ chunks: number; rows: number }> {
   const [row] = await db('dataset_chunk_counts')
     .join('datasets', 'datasets.id', 'dataset_chunk_counts.dataset_id')
     .where({ 'datasets.organization_id': organizationId, 'datasets.deleted': 0 })
-    .sum<{ total: string | number | null }[]>('dataset_chunk_counts.chunks as total');
-  return Number(row?.total ?? 0);
+    .select(db.raw('coalesce(sum(dataset_chunk_counts.chunks), 0) as chunks'), db.raw('count(*) as rows'));
+  return { chunks: Number(row.chunks), rows: Number(row.rows) };
+}
+
+/**
+ * The organization's chunks, its datasets' counted changes folded into one row each when they are
+ * many. Under the subscription lock, so no two fold at once; changes of writes not yet committed
+ * are not seen, and stay.
+ */
+async function countChunksFolding(trx: Knex.Transaction, organizationId: string): Promise<number> {
+  const counts = await chunkCounts(trx, organizationId);
+  if (counts.rows > FOLD_AT) {
+    await trx.raw(
+      `with folded as (
+         delete from dataset_chunk_counts c using datasets d
+          where d.id = c.dataset_id and d.organization_id = ?
+         returning c.dataset_id, c.chunks)
+       insert into dataset_chunk_counts (dataset_id, chunks) select dataset_id, sum(chunks) from folded group by 1`,
+      [organizationId],
+    );
+  }
+  return counts.chunks;
 }
 
 export async function sumFileBytes(db: Knex, organizationId: string): Promise<number> {

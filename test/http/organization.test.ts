@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createApiOnlyUser,
+  createChunk,
   createOrganization,
   createOrganizationApiKey,
   deleteOrganization,
@@ -303,6 +304,14 @@ describe('POST /api/organization/usage/{organization_id}', () => {
     await db()('chunks').insert(['x', 'y', 'z'].map((chunk_html) => ({ dataset_id: b.id, chunk_html })));
     const after = await getOrganizationUsage({ client: service.client(admin), headers, path: { organization_id: org }, body: {} });
     expect(after.data!.chunk_count).toBe(5);
+
+    // Each statement counts its change as a row; a chunk write's plan check folds many into one per dataset.
+    for (let i = 0; i < 70; i++) await db()('chunks').insert({ dataset_id: b.id, chunk_html: `row ${i}` });
+    const created = await createChunk({ client: service.client(admin), headers: { 'SVC-Dataset': b.id }, body: { chunk_html: 'through the API' } });
+    expect(created.response.status).toBe(200);
+    expect(await db()('dataset_chunk_counts').whereIn('dataset_id', [a.id, b.id, gone.id]).pluck('chunks')).toHaveLength(3);
+    const folded = await getOrganizationUsage({ client: service.client(admin), headers, path: { organization_id: org }, body: {} });
+    expect(folded.data!.chunk_count).toBe(5 + 70 + 1);
   });
 
   it('refuses bad bounds and types, the read role, and another organization', async () => {
