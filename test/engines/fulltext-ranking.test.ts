@@ -82,6 +82,23 @@ describe(`full-text ranking by idf (${mode})`, () => {
     expect(kept.total).toBe(3);
   });
 
+  it('asks the engine about at most 16 words of a long query of unknown words', async () => {
+    const lexical = service.services.lexical;
+    const original = lexical.matchedWords.bind(lexical);
+    let most = 0;
+    lexical.matchedWords = async (request) => {
+      most = Math.max(most, request.words.length);
+      return original(request);
+    };
+    try {
+      const unknown = Array.from({ length: 40 }, (_, i) => `unheardof${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`);
+      expect(await tracked(`${unknown.join(' ')} zeppelin`)).toEqual(['zeppelin']);
+      expect(most).toBe(16);
+    } finally {
+      lexical.matchedWords = original;
+    }
+  });
+
   it('keeps the engine matching: prefixes, and Typesense typo tolerance', async () => {
     expect(await tracked('zeppe', { prefix: true })).toEqual(['zeppelin']);
     // Postgres full-text matches whole words; Typesense forgives a typo.

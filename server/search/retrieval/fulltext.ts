@@ -6,9 +6,9 @@
 //   or not a chunk holds the others: a plain query matches chunks holding any of its words;
 // - "quoted phrases" must appear in every result and -words must not (checked on the chunks' stemmed
 //   terms, as `use_quote_negated_terms` checks them); the phrases' words rank too;
-// - the lexical engine is asked only about the words the dataset does not hold, and about the last
-//   word when it is being typed (`prefix`): it answers the dataset's words they match, which rank
-//   beside them. PostgreSQL completes the word being typed from the dataset's vocabulary; Typesense
+// - the lexical engine is asked only about the words the dataset does not hold (the first 16), and
+//   about the last word when it is being typed (`prefix`): it answers the dataset's words they
+//   match, which rank beside them. PostgreSQL completes the word being typed from the dataset's vocabulary; Typesense
 //   also matches near spellings (its typo tolerance).
 //
 // So `total` is exact on both engines, and a fulltext search costs a BM25 search and, at most, one
@@ -22,6 +22,8 @@ import { bm25Search, bm25Top, countBm25 } from './bm25/index.js';
 
 /** The most of the dataset's words one query word is widened to (as Typesense's `max_candidates`). */
 export const MATCHED_WORDS = 8;
+/** The most query words the engine is asked about: a long query of unknown words asks no more. */
+export const MOST_WORDS_ASKED = 16;
 
 /** A query as full-text reads it. */
 export interface FulltextQuery {
@@ -62,7 +64,8 @@ async function wordsToMatch(services: Services, request: RetrievalRequest, words
   const typed = request.prefix && endsInPrefix(request.query) ? surfaceWords(words[words.length - 1] ?? '').at(-1) : undefined;
   if (surface.length === 0) return [];
   const held = await knownWords(services.store.db, request.dataset.id, surface);
-  return surface.flatMap((word) => (word === typed || !held.has(word) ? [{ word, prefix: word === typed }] : []));
+  const asked = surface.filter((word) => word !== typed && !held.has(word)).slice(0, typed ? MOST_WORDS_ASKED - 1 : MOST_WORDS_ASKED);
+  return [...asked.map((word) => ({ word, prefix: false })), ...(typed ? [{ word: typed, prefix: true }] : [])];
 }
 
 /** The request as the BM25 search it is: the ranking words and their matches as its query, the phrases and -words as conditions. */
