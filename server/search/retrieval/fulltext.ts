@@ -8,8 +8,8 @@
 //   terms, as `use_quote_negated_terms` checks them); the phrases' words rank too;
 // - the lexical engine is asked only about the words the dataset does not hold (the first 16), and
 //   about the last word when it is being typed (`prefix`): it answers the dataset's words they
-//   match, which rank beside them. PostgreSQL completes the word being typed from the dataset's vocabulary; Typesense
-//   also matches near spellings (its typo tolerance).
+//   match, which rank beside them. PostgreSQL completes the word being typed from the dataset's
+//   vocabulary; Typesense also matches near spellings (its typo tolerance).
 //
 // So `total` is exact on both engines, and a fulltext search costs a BM25 search and, at most, one
 // question to the engine.
