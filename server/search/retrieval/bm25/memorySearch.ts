@@ -37,10 +37,11 @@ export async function memoryBm25(
   if (!plan.narrowed) return topOf(index, matches, plan);
   // A page's worth of candidates is cheap to check first; a fusion window's is not, when the filter
   // is selective: then the mask is tried first.
-  const first = firstDepth(plan) <= FIRST_CHECK_MOST ? await checked(db, request, index, matches, plan, firstDepth(plan), 0) : null;
-  if (first?.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
+  const none = { hits: [], checked: 0, complete: false };
+  const first = firstDepth(plan) <= FIRST_CHECK_MOST ? await checked(db, request, index, matches, plan, firstDepth(plan), 0) : none;
+  if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
   const mask = await filterMask(db, request, index, plan.directScoring);
-  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first ?? { hits: [], depth: firstDepth(plan) / DEEPER, checked: 0 });
+  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
   return topOf(index, index.match(query.terms, query.weights, query.parameters, mask), plan);
 }
 
@@ -60,7 +61,7 @@ async function checked(
   plan: MemorySearch,
   depth: number,
   from: number,
-): Promise<{ hits: Hit[]; depth: number; checked: number; complete: boolean }> {
+): Promise<{ hits: Hit[]; checked: number; complete: boolean }> {
   const ranked = toHits(index, matches, index.best(matches, depth, plan.least));
   const fresh = ranked.slice(from);
   const passed = await passingAmong(
@@ -69,7 +70,7 @@ async function checked(
     fresh.map((h) => h.id),
   );
   const hits = fresh.filter((h) => passed.has(h.id));
-  return { hits, depth, checked: ranked.length, complete: hits.length >= plan.k || ranked.length < depth };
+  return { hits, checked: ranked.length, complete: hits.length >= plan.k || ranked.length < depth };
 }
 
 /** A mask over the index's ordinals of the chunks passing the filter, when at most `most` do; else null. */
@@ -93,11 +94,12 @@ async function filteredDeep(
   query: Bm25Query,
   matches: Matches,
   plan: MemorySearch,
-  first: { hits: Hit[]; depth: number; checked: number },
+  first: { hits: Hit[]; checked: number },
 ): Promise<{ hits: Hit[]; total: number | null }> {
   // Ordinals are never reused, so the matches stay valid while the index catches up meanwhile.
+  // Rounds go deeper than what the first check read (if it ran), from where it stopped.
   const hits = [...first.hits];
-  for (let depth = first.depth * DEEPER, from = first.checked; ; depth *= DEEPER) {
+  for (let depth = firstDepth(plan) * (first.checked > 0 ? DEEPER : 1), from = first.checked; ; depth *= DEEPER) {
     const round = await checked(db, request, index, matches, plan, depth, from);
     hits.push(...round.hits);
     from = round.checked;

@@ -85,12 +85,13 @@ export async function chunksInRanges(db: Knex, datasetId: string, ranges: { term
   return rows.map((r) => r.chunk_id);
 }
 
-/** The dataset's chunks that pass the request's filter and conditions, as a query over `chunks`. */
-function passing(db: Knex, request: RetrievalRequest): Knex.QueryBuilder {
-  return applyTermConditions(
-    applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'),
-    request.conditions,
-  );
+/** The dataset's chunks (of `from`, a query over `chunks`) that pass the request's filter and conditions. */
+function passing(
+  db: Knex,
+  request: RetrievalRequest,
+  from: Knex.QueryBuilder = db('chunks').where('chunks.dataset_id', request.dataset.id),
+): Knex.QueryBuilder {
+  return applyTermConditions(applyChunkFilter(from, request.filter, 'chunks', 'filters'), request.conditions);
 }
 
 /** Up to `limit` of the chunks passing the filter, whatever terms they hold. */
@@ -104,10 +105,10 @@ export async function passingChunks(db: Knex, request: RetrievalRequest, limit: 
  */
 export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const builder = db
+  const candidates = db
     .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
     .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));
-  return new Set(await applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions).pluck('chunks.id'));
+  return new Set(await passing(db, request, candidates).pluck('chunks.id'));
 }
 
 /** A tsquery matching chunks that hold any of the terms. */
