@@ -5,12 +5,12 @@
 #   unknown id (404), so the rest of the run keeps its credentials;
 # - PUT /api/user for the run's own user (by its id, or without one, which means the caller) keeps
 #   the owner role and every route, so it still changes something and still succeeds.
+import ast
 import os
 import threading
 import uuid
 
 import schemathesis
-from hypothesis.internal import filtering, lambda_sources
 
 PROTECTED = {value for value in os.environ.get("FUZZ_PROTECTED_IDS", "").split(",") if value}
 
@@ -30,20 +30,17 @@ def before_call(ctx, case, **kwargs):
 
 
 # CPython 3.11's ast.parse is not safe across threads ("AST constructor recursion depth mismatch",
-# python/cpython#106905), and Hypothesis parses source to describe the filters schemathesis' workers
-# build at once (its source cache then loses entries under another thread: a KeyError that
-# Hypothesis reports as a FlakyFailure). One at a time, the descriptions are the same.
-def _one_at_a_time(describe):
-    lock = threading.Lock()
+# python/cpython#106905), and Hypothesis parses source (lambda_sources, reflection) to describe the
+# strategies schemathesis' workers build at once, which it then reports as a FlakyFailure. Every
+# parse goes through one lock, so the parses are the same as in a single thread.
+def _one_at_a_time(parse):
+    lock = threading.RLock()
 
-    def locked(f):
+    def locked(*args, **kwargs):
         with lock:
-            return describe(f)
+            return parse(*args, **kwargs)
 
     return locked
 
 
-# filtering.py imported the function by name before this hook ran: it needs the same lock.
-_locked = _one_at_a_time(lambda_sources.lambda_description)
-lambda_sources.lambda_description = _locked
-filtering.lambda_description = _locked
+ast.parse = _one_at_a_time(ast.parse)
