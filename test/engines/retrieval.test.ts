@@ -7,7 +7,7 @@ import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpError } from '../../server/errors.js';
 import { countMatches, reciprocalRankFusion, retrieve } from '../../server/search/retrieval/index.js';
-import { useIterativeScan } from '../../server/search/retrieval/semantic.js';
+import { nearest, semanticQuery, useIterativeScan } from '../../server/search/retrieval/semantic.js';
 import type { RetrievalRequest, SearchType } from '../../server/search/types.js';
 import { vectorIndexName } from '../../server/store/vectors.js';
 import { mode } from '../support/env.js';
@@ -289,6 +289,31 @@ describe('semantic on a larger dataset', () => {
     const single = await run(false);
     expect(single.plan).toContain(vectorIndexName(large.id));
     expect(single.ids.length).toBeLessThan(5);
+  });
+
+  it('ranks keyword hits it is given by their exact distance, next to the index candidates', async () => {
+    const request: RetrievalRequest = { dataset: large, query: 'parcel delivery for customer 5', limit: 10, offset: 0 };
+    const query = await semanticQuery(service.services, request);
+    // Every chunk as a keyword hit: the answer is the exact one, whatever the index walk found.
+    const { rows } = await db().raw<{ rows: { id: string }[] }>('select id from chunks where dataset_id = ?', [large.id]);
+    const everyChunk = nearest(service.services, query, request, 10, Promise.resolve(rows.map((r) => ({ id: r.id, score: 0 }))));
+    const { rows: exact } = await db().raw<{ rows: { id: string }[] }>(
+      `select chunk_vectors.chunk_id as id from chunk_vectors where chunk_vectors.dataset_id = ?
+        order by (${query.distance}) + 0, chunk_vectors.chunk_id limit 10`,
+      [large.id, query.vector],
+    );
+    expect((await everyChunk).map((h) => h.id)).toEqual(exact.map((r) => r.id));
+    // Keyword hits the index cannot give (here, a filter no chunk passes keeps it from giving any):
+    // they come back nearest first, at the scores of their own vectors.
+    const none = { ...request, filter: tagFilter('no such tag') };
+    expect(await nearest(service.services, query, none, 3)).toEqual([]);
+    const fromKeywords = await nearest(service.services, query, none, 3, Promise.resolve(rareIds.map((id) => ({ id, score: 0 }))));
+    const { rows: rare } = await db().raw<{ rows: { id: string; score: number }[] }>(
+      `select chunk_id as id, ${query.score} as score from chunk_vectors where chunk_id = any(?::uuid[]) order by 2 desc, 1 limit 3`,
+      [query.vector, rareIds],
+    );
+    expect(fromKeywords.map((h) => h.id)).toEqual(rare.map((r) => r.id));
+    expect(fromKeywords.map((h) => h.score)).toEqual(rare.map((r) => r.score));
   });
 
   it('pages beyond the first thousand hits (past ef_search)', async () => {

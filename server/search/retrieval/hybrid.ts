@@ -42,9 +42,12 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const window = hybridWindow(request.offset + request.limit);
   // Each list unthresholded: the threshold is on the fused score.
   const each = { ...request, scoreThreshold: null };
+  const keywords = datasetConfig(request.dataset).BM25_ENABLED ? bm25Top(services, each, window) : fulltextTop(services, each, window);
+  // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
+  // vector is not the query text's own.
   const [semantic, fulltext] = await Promise.all([
-    semanticQuery(services, each).then((query) => nearest(services, query, each, window)),
-    datasetConfig(request.dataset).BM25_ENABLED ? bm25Top(services, each, window) : fulltextTop(services, each, window),
+    semanticQuery(services, each).then((query) => nearest(services, query, each, window, request.vector ? Promise.resolve([]) : keywords)),
+    keywords,
   ]);
   const hits = reciprocalRankFusion([
     { hits: semantic, weight: weights.semantic },

@@ -114,18 +114,47 @@ export async function withScanSettings<T>(db: Knex, n: number, scan: (on: Knex) 
 }
 
 /**
- * The `n` nearest chunks passing the filter and the threshold, nearest first (ties by id), through
- * the HNSW index with an iterative scan. Every connection starts with the settings of the smallest
- * candidate list (store/db.ts), so only a search for more rows needs a transaction to raise it.
+ * The `n` nearest chunks passing the filter, through the HNSW index with an iterative scan. Every
+ * connection starts with the settings of the smallest candidate list (store/db.ts), so only a search
+ * for more rows needs a transaction to raise it.
  */
-async function nearestByIndex(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+async function nearestByIndex(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Row[]> {
   // Ordered by the indexed expression alone (an extra sort key would rule the index out).
   const scan = (db: Knex) =>
     candidates(db, query, request)
       .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
       .orderBy('distance')
       .limit(n) as Promise<Row[]>;
-  return passing(await withScanSettings(services.store.db, n, scan), request.scoreThreshold);
+  return withScanSettings(services.store.db, n, scan);
+}
+
+/** The exact distances of the given chunks (already filtered) to the query. */
+async function distancesOf(services: Services, query: SemanticQuery, ids: string[]): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const db = services.store.db;
+  return db
+    .from('chunk_vectors')
+    .whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`)
+    .whereRaw('chunk_vectors.chunk_id = any(?::uuid[])', [ids])
+    .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]));
+}
+
+/**
+ * The `n` nearest chunks passing the filter and the threshold, nearest first (ties by id): the
+ * index's candidates and the given keyword hits, each at its exact distance. Chunks sharing the
+ * query's words are where a text embedding's neighbours often are, and where an HNSW walk from afar
+ * misses some (hybrid search has them anyway); scored by their vectors, they can only bring the
+ * answer closer to the exact one.
+ */
+async function nearestCandidates(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, keywords: Promise<Hit[]>): Promise<Hit[]> {
+  const [indexed, keywordHits] = await Promise.all([nearestByIndex(services, query, request, n), keywords]);
+  const seen = new Set(indexed.map((r) => r.id));
+  const rescored = await distancesOf(
+    services,
+    query,
+    keywordHits.map((h) => h.id).filter((id) => !seen.has(id)),
+  );
+  return passing([...indexed, ...rescored], request.scoreThreshold).slice(0, n);
 }
 
 /** The same as the index gives, computed exactly over every filtered row (no index). */
@@ -166,10 +195,19 @@ async function complete(services: Services, query: SemanticQuery, request: Retri
   return hits.length < Math.min(n, total) ? nearestExactly(services, query, request, n) : hits;
 }
 
-/** The `n` best chunks for the query, best first (for fusion; counts only when the index comes back short). */
-export async function nearest(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+/**
+ * The `n` best chunks for the query, best first (for fusion; counts only when the index comes back
+ * short). `keywords`: the query's keyword hits, when the caller fetches them anyway.
+ */
+export async function nearest(
+  services: Services,
+  query: SemanticQuery,
+  request: RetrievalRequest,
+  n: number,
+  keywords: Promise<Hit[]> = Promise.resolve([]),
+): Promise<Hit[]> {
   if (n <= 0) return [];
-  const hits = await nearestByIndex(services, query, request, n);
+  const hits = await nearestCandidates(services, query, request, n, keywords);
   if (hits.length >= n) return hits;
   return complete(services, query, request, n, hits, await countSemantic(services, query, request));
 }
@@ -180,7 +218,10 @@ export async function semanticSearch(services: Services, request: RetrievalReque
   const n = request.offset + request.limit;
   if (!request.countTotal) return { hits: (await nearest(services, query, request, n)).slice(request.offset), total: null };
   // Both at once on PostgreSQL; queued one after the other on PGlite's single connection.
-  const [indexed, total] = await Promise.all([n > 0 ? nearestByIndex(services, query, request, n) : [], countSemantic(services, query, request)]);
+  const [indexed, total] = await Promise.all([
+    n > 0 ? nearestCandidates(services, query, request, n, Promise.resolve([])) : [],
+    countSemantic(services, query, request),
+  ]);
   const hits = await complete(services, query, request, n, indexed, total);
   return { hits: hits.slice(request.offset), total };
 }
