@@ -1,13 +1,14 @@
 // Highlighting of search results: marks where the query matches in a chunk's HTML and picks the
 // passages that match best, as the reference API's `highlight_options` describe.
 //
-// The HTML is parsed once (htmlparser2) into its text, with a map from every text offset back to
-// the source, so marks are inserted into the original string in text nodes only: tags, attributes,
-// comments, scripts and entities are never touched, and everything unmarked stays byte for byte.
+// The HTML is read once, by the walk that indexing reads it with (text/html.ts), into its text,
+// with a map from every text offset back to the source, so marks are inserted into the original
+// string in text nodes only: tags, attributes, comments, scripts and entities are never touched,
+// and everything unmarked stays byte for byte.
 // Pure and synchronous; O(text length × query words).
-import { Parser } from 'htmlparser2';
 import { stem } from 'porter2';
 import type * as T from '../../generated/client/types.gen.js';
+import { htmlTextParser } from '../text/html.js';
 
 export interface Highlighted {
   chunk_html: string;
@@ -245,7 +246,7 @@ enum Kind {
   Literal,
   /** A decoded character reference: marked whole or not at all. */
   Entity,
-  /** A line break standing for a block boundary; it has no source. */
+  /** Text with no source to mark: a line break standing for a block boundary, a title's words, text not located. */
   Virtual,
 }
 
@@ -257,22 +258,13 @@ interface Piece {
   kind: Kind;
 }
 
-// Elements whose text is not shown as text (or could not hold markup).
-const HIDDEN = new Set(['script', 'style', 'textarea', 'title', 'noscript', 'template', 'iframe', 'noembed', 'noframes', 'xmp', 'plaintext', 'select']);
-// Elements that break the text into lines, so words on either side are not run together.
-const BLOCKS = new Set(
-  (
-    'address article aside blockquote br caption dd details div dl dt fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr ' +
-    'li main nav ol option p pre section summary table tbody td tfoot th thead tr ul'
-  ).split(' '),
-);
-
-function extractText(html: string): { text: string; pieces: Piece[] } {
+/** The chunk's text as the highlighter reads it (the walk indexing reads), with its map back to the source. */
+export function extractText(html: string): { text: string; pieces: Piece[] } {
   const parts: string[] = [];
   const pieces: Piece[] = [];
   let textLength = 0;
   let rawEnd = 0; // where the last piece taken from the source ends
-  let hidden = 0;
+  let inTitle = false;
   const push = (text: string, raw: number, rawLength: number, kind: Kind) => {
     if (!text) return;
     parts.push(text);
@@ -280,34 +272,22 @@ function extractText(html: string): { text: string; pieces: Piece[] } {
     textLength += text.length;
     if (kind !== Kind.Virtual) rawEnd = raw + rawLength;
   };
-  const lineBreak = () => {
-    const last = pieces[pieces.length - 1];
-    if (last && last.kind !== Kind.Virtual) push('\n', 0, 0, Kind.Virtual);
-  };
-  const parser: Parser = new Parser(
-    {
-      onopentagname(name) {
-        if (HIDDEN.has(name)) hidden++;
-        if (BLOCKS.has(name)) lineBreak();
-      },
-      onclosetag(name) {
-        if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
-        if (BLOCKS.has(name)) lineBreak();
-      },
-      ontext(data) {
-        if (hidden > 0) return;
-        const end = parser.endIndex + 1;
-        const literalStart = end - data.length;
-        if (literalStart >= rawEnd && html.slice(literalStart, end) === data) push(data, literalStart, data.length, Kind.Literal);
-        else if (parser.startIndex >= rawEnd && end <= html.length && html[parser.startIndex] === '&')
-          push(data, parser.startIndex, end - parser.startIndex, Kind.Entity);
-        // Text whose source cannot be located is kept as words but never marked.
-        else push(data, 0, 0, Kind.Virtual);
-      },
+  htmlTextParser({
+    block(name, opening) {
+      if (name === 'title') inTitle = opening;
+      const last = parts[parts.length - 1];
+      if (last && !last.endsWith('\n')) push('\n', 0, 0, Kind.Virtual);
     },
-    { decodeEntities: true, lowerCaseTags: true },
-  );
-  parser.end(html);
+    text(data, start, end) {
+      const literalStart = end - data.length;
+      // A title holds no markup: its words are read, never marked.
+      if (inTitle) push(data, 0, 0, Kind.Virtual);
+      else if (literalStart >= rawEnd && html.slice(literalStart, end) === data) push(data, literalStart, data.length, Kind.Literal);
+      else if (start >= rawEnd && end <= html.length && html[start] === '&') push(data, start, end - start, Kind.Entity);
+      // Text whose source cannot be located is kept as words but never marked.
+      else push(data, 0, 0, Kind.Virtual);
+    },
+  }).end(html);
   return { text: parts.join(''), pieces };
 }
 

@@ -345,6 +345,7 @@ describe('HTML', () => {
       'refund',
       `<!-- refund --><script>var refund = 1</script><style>.refund{}</style>${m('refund')}`,
     ],
+    ['reads a title (text only) but never marks it', '<title>refund</title><p>refund</p>', 'refund', `<title>refund</title><p>${m('refund')}</p>`],
     ['splits a span at element boundaries', '<b>refund</b> <i>policy</i>', 'refund policy', `<b>${m('refund')}</b> <i>${m('policy')}</i>`],
     ['marks across entities inside one span', 'refund&nbsp;policy', 'refund policy', m('refund&nbsp;policy')],
     ['keeps unbalanced tags', '<b>unbalanced refund <i>policy', 'refund policy', `<b>unbalanced ${m('refund')} <i>${m('policy')}`],

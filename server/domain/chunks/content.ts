@@ -1,6 +1,6 @@
 // What a chunk's vector and index entry are made of: the inner text of its HTML (or the HTML itself,
 // or the explicit semantic / full-text content), with the full-text boost applied.
-import { compile } from 'html-to-text';
+import { htmlToText } from '../../text/html.js';
 
 export interface ContentFields {
   chunk_html: string | null;
@@ -10,18 +10,9 @@ export interface ContentFields {
   fulltext_boost: { phrase: string; boost_factor: number } | null;
 }
 
-// Compiled once: building html-to-text's options costs ten times the conversion of a short chunk.
-const toText = compile({
-  wordwrap: false,
-  selectors: [
-    { selector: 'a', options: { ignoreHref: true } },
-    { selector: 'img', format: 'skip' },
-  ],
-});
-
-/** The text a reader sees in the HTML; plain text passes through untouched. */
+/** The text a reader sees in the HTML, as the highlighter reads it; plain text passes through untouched. */
 export function innerText(html: string): string {
-  return /<[a-z!/]|&[#a-z0-9]+;/i.test(html) ? toText(html).trim() : html.trim();
+  return /<[a-z!/]|&[#a-z0-9]+;/i.test(html) ? htmlToText(html) : html.trim();
 }
 
 function bodyText(content: ContentFields): string {
