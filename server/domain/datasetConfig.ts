@@ -179,7 +179,26 @@ export function resolveStoredConfiguration(stored: unknown): DatasetConfiguratio
   return result as DatasetConfiguration;
 }
 
+// Resolved configurations by the stored object they came from: resolving validates every field, and
+// one search asks for its dataset's configuration several times. Frozen, as callers share them.
+const resolved = new WeakMap<object, DatasetConfiguration>();
+
 /** The configuration a dataset runs with: its stored one, defaults filled in. */
 export function datasetConfig(row: Pick<DatasetRow, 'server_configuration'>): DatasetConfiguration {
-  return resolveStoredConfiguration(row.server_configuration);
+  const stored = row.server_configuration;
+  if (!stored || typeof stored !== 'object') return resolveStoredConfiguration(stored);
+  let config = resolved.get(stored);
+  if (!config) {
+    config = deepFreeze(resolveStoredConfiguration(stored));
+    resolved.set(stored, config);
+  }
+  return config;
+}
+
+function deepFreeze<V>(value: V): V {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
