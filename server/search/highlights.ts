@@ -107,32 +107,38 @@ interface Token {
 function tokenize(text: string, withStems: boolean): Token[] {
   const tokens: Token[] = [];
   for (const m of text.matchAll(WORD_RE)) {
-    const key = keyOf(m[0]);
-    tokens.push({ start: m.index, end: m.index + m[0].length, key, stem: withStems ? stemOf(key) : key });
+    const { key, stem } = formsOf(m[0]);
+    tokens.push({ start: m.index, end: m.index + m[0].length, key, stem: withStems ? stem : key });
   }
   return tokens;
 }
 
-/** Stems by word: text repeats its words, and stemming every token was most of a highlight's time. */
-const stems = new Map<string, string>();
-const MAX_STEMS = 50_000;
+/**
+ * Each word's key and stem, by the word as written: text repeats its words, and folding and
+ * stemming every token was most of a highlight's time.
+ */
+const forms = new Map<string, { key: string; stem: string }>();
+const MAX_FORMS = 50_000;
 
 /**
- * A word's stem as the search index stems it: Snowball English (porter2), the stemmer of
- * PostgreSQL's `english` configuration, so a word that matched is the word highlighted.
+ * A word's key and its stem as the search index stems it: Snowball English (porter2), the stemmer
+ * of PostgreSQL's `english` configuration, so a word that matched is the word highlighted.
  */
-function stemOf(key: string): string {
-  let stemmed = stems.get(key);
-  if (stemmed === undefined) {
+function formsOf(word: string): { key: string; stem: string } {
+  let found = forms.get(word);
+  if (found === undefined) {
+    const key = keyOf(word);
+    let stemmed: string;
     try {
       stemmed = stem(key);
     } catch {
       stemmed = key;
     }
-    if (stems.size >= MAX_STEMS) stems.clear();
-    stems.set(key, stemmed);
+    found = { key, stem: stemmed };
+    if (forms.size >= MAX_FORMS) forms.clear();
+    forms.set(word, found);
   }
-  return stemmed;
+  return found;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +165,14 @@ interface Query {
   phrasesByFirst: Map<string, number[]>;
 }
 
+/** The last query parsed: a search highlights every chunk of its page for the same query. */
+let lastQuery: { raw: string; query: Query } | null = null;
+
+function parsed(raw: string): Query {
+  if (lastQuery?.raw !== raw) lastQuery = { raw, query: parseQuery(raw) };
+  return lastQuery.query;
+}
+
 function parseQuery(raw: string): Query {
   // Quoted phrases first ("…" or “…”); a quote left open is ignored.
   const quoted: string[] = [];
@@ -181,8 +195,7 @@ function parseQuery(raw: string): Query {
       continue;
     }
     const gap = prevEnd >= 0 ? rest.slice(prevEnd, m.index) : null;
-    const key = keyOf(m[0]);
-    const word = { key, stem: stemOf(key) };
+    const word = formsOf(m[0]);
     if (gap !== null && JOINERS.test(gap)) {
       if (!negatedGroup) words[words.length - 1].push(word);
     } else {
@@ -444,7 +457,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => ESCAPES[c]);
 function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlighted {
   const unchanged = { chunk_html: html, highlights: [] };
   if (!o.enabled || !html || !rawQuery.trim()) return unchanged;
-  const query = parseQuery(rawQuery);
+  const query = parsed(rawQuery);
   if (query.unitCount === 0) return unchanged;
 
   const { text, pieces } = extractText(html);
