@@ -149,17 +149,16 @@ async function countInSql(db: Knex, request: RetrievalRequest, query: Bm25Query)
   return (await allAbove(db, request, query, request.scoreThreshold)).length;
 }
 
-/** The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL. */
-async function search(
-  services: Services,
-  request: RetrievalRequest,
-  query: Bm25Query,
-  k: number,
-  count: boolean,
-): Promise<{ hits: Hit[]; total: number | null }> {
+/**
+ * The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL;
+ * null when no chunk holds a query term. The query's statistics and the index's catch-up are read
+ * at once: neither needs the other.
+ */
+async function search(services: Services, request: RetrievalRequest, k: number, count: boolean): Promise<{ hits: Hit[]; total: number | null } | null> {
   const db = services.store.db;
+  const [query, index]: [Bm25Query | null, DatasetIndex | null] = await Promise.all([prepareBm25(db, request), services.bm25.current(request.dataset.id)]);
+  if (!query) return null;
   const least = request.scoreThreshold ?? 0;
-  const index: DatasetIndex | null = await services.bm25.current(request.dataset.id);
   if (index)
     return memoryBm25(db, request, index, query, {
       k,
@@ -173,19 +172,16 @@ async function search(
 }
 
 export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
-  const query = await prepareBm25(services.store.db, request);
-  if (!query) return { hits: [], total: request.countTotal ? 0 : null };
-  const { hits, total } = await search(services, request, query, request.offset + request.limit, !!request.countTotal);
-  return { hits: hits.slice(request.offset), total };
+  const found = await search(services, request, request.offset + request.limit, !!request.countTotal);
+  if (!found) return { hits: [], total: request.countTotal ? 0 : null };
+  return { hits: found.hits.slice(request.offset), total: found.total };
 }
 
 /** The best `window` BM25 hits, for fusion. */
 export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
-  const query = await prepareBm25(services.store.db, request);
-  return query ? (await search(services, request, query, window, false)).hits : [];
+  return (await search(services, request, window, false))?.hits ?? [];
 }
 
 export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {
-  const query = await prepareBm25(services.store.db, request);
-  return query ? ((await search(services, request, query, 0, true)).total ?? 0) : 0;
+  return (await search(services, request, 0, true))?.total ?? 0;
 }
