@@ -602,6 +602,8 @@ interface RawEngines {
   lexicalCount(): Promise<number>;
   /** The SQL of `semantic`, for EXPLAIN. */
   semanticSql(vector: string, filter: ChunkFilter | null, n: number): { sql: string; bindings: unknown[] };
+  /** The given chunks at their exact distances to the vector, as semantic scores. */
+  scored(vector: string, ids: string[]): Promise<Hit[]>;
 }
 
 /** The one filter the suite uses (tag_set match_any one tag), as the service's filter compiler writes it. */
@@ -648,11 +650,22 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
     return rows.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1)).map((r) => ({ id: r.id, score: r.score }));
   };
 
+  const scored = async (vector: string, ids: string[]): Promise<Hit[]> =>
+    ids.length === 0
+      ? []
+      : (
+          await db.raw<{ rows: Hit[] }>(
+            `select chunk_id as id, ${score} as score from chunk_vectors where dataset_id = '${dataset.id}' and chunk_id = any(?::uuid[])`,
+            [vector, ids],
+          )
+        ).rows;
+
   if (config.lexical.kind === 'postgres')
     return {
       semantic,
       exactSemantic,
       semanticSql,
+      scored,
       lexicalCount: async () => Number((await db('chunks').where('dataset_id', dataset.id).whereNotNull('bm25_terms').count({ n: '*' }))[0].n),
     };
   const { url, apiKey, collection } = config.lexical;
@@ -662,6 +675,7 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
     semantic,
     exactSemantic,
     semanticSql,
+    scored,
     lexicalCount: async () => (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${dataset.id}\``, per_page: 1 })).found,
   };
 }
@@ -711,9 +725,16 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
     case 'bm25':
       return ctx.bm25(query, variant.filter, PAGE_SIZE);
     case 'hybrid': {
-      // Both lists as long as the service's fusion window, at once, then reciprocal rank fusion.
+      // Both lists as long as the service's fusion window, at once; the keyword hits the index
+      // did not give join the semantic list at their own distances; then reciprocal rank fusion.
       const window = hybridWindow(PAGE_SIZE);
-      const [semantic, keyword] = await Promise.all([ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      const [indexed, keyword] = await Promise.all([ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      const given = new Set(indexed.map((h) => h.id));
+      const joined = await ctx.raw.scored(
+        vector,
+        keyword.map((h) => h.id).filter((id) => !given.has(id)),
+      );
+      const semantic = [...indexed, ...joined].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, window);
       return reciprocalRankFusion([
         { hits: semantic, weight: 1 },
         { hits: keyword, weight: 1 },
