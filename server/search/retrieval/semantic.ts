@@ -60,14 +60,21 @@ export function vectorSearch(dataset: DatasetRow, vector: string): SemanticQuery
   return { datasetId: dataset.id, distance, score: scoreSql[config.DISTANCE_METRIC](`(${distance})`), vector };
 }
 
+/** The dataset's vectors. */
+function datasetVectors(db: Knex, query: SemanticQuery): Knex.QueryBuilder {
+  // A literal, so the planner can use the partial index `... where dataset_id = '<id>'`.
+  return db.from('chunk_vectors').whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`);
+}
+
 /** The dataset's vectors joined to their chunks, the filter applied. */
 function candidates(db: Knex, query: SemanticQuery, request: RetrievalRequest): Knex.QueryBuilder {
-  const builder = db
-    .from('chunk_vectors')
-    .join('chunks', 'chunks.id', 'chunk_vectors.chunk_id')
-    // A literal, so the planner can use the partial index `... where dataset_id = '<id>'`.
-    .whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`);
+  const builder = datasetVectors(db, query).join('chunks', 'chunks.id', 'chunk_vectors.chunk_id');
   return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
+}
+
+/** The columns of a `Row`: the chunk, and its vector's distance and score to the query. */
+function rowColumns(db: Knex, query: SemanticQuery): (string | Knex.Raw)[] {
+  return ['chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector])];
 }
 
 interface Row {
@@ -120,11 +127,7 @@ export async function withScanSettings<T>(db: Knex, n: number, scan: (on: Knex) 
  */
 async function nearestByIndex(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Row[]> {
   // Ordered by the indexed expression alone (an extra sort key would rule the index out).
-  const scan = (db: Knex) =>
-    candidates(db, query, request)
-      .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
-      .orderBy('distance')
-      .limit(n) as Promise<Row[]>;
+  const scan = (db: Knex) => candidates(db, query, request).select(rowColumns(db, query)).orderBy('distance').limit(n) as Promise<Row[]>;
   return withScanSettings(services.store.db, n, scan);
 }
 
@@ -132,11 +135,7 @@ async function nearestByIndex(services: Services, query: SemanticQuery, request:
 async function distancesOf(services: Services, query: SemanticQuery, ids: string[]): Promise<Row[]> {
   if (ids.length === 0) return [];
   const db = services.store.db;
-  return db
-    .from('chunk_vectors')
-    .whereRaw(`chunk_vectors.dataset_id = '${query.datasetId}'`)
-    .whereRaw('chunk_vectors.chunk_id = any(?::uuid[])', [ids])
-    .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]));
+  return datasetVectors(db, query).whereRaw('chunk_vectors.chunk_id = any(?::uuid[])', [ids]).select(rowColumns(db, query));
 }
 
 /**
@@ -161,7 +160,7 @@ async function nearestCandidates(services: Services, query: SemanticQuery, reque
 async function nearestExactly(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
   const db = services.store.db;
   const builder = candidates(db, query, request)
-    .select('chunk_vectors.chunk_id as id', db.raw(`${query.distance} as distance`, [query.vector]), db.raw(`${query.score} as score`, [query.vector]))
+    .select(rowColumns(db, query))
     // `+ 0` makes it something else than the indexed expression: a sort of the filtered rows, exact.
     .orderByRaw(`(${query.distance}) + 0, chunk_vectors.chunk_id`, [query.vector])
     .limit(n);
