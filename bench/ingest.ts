@@ -2,19 +2,15 @@
 // and with N concurrent requests, and (2) straight into the engines with their bulk paths, doing the
 // same derived work (inner text, embeddings, vector rows under the dataset's HNSW index, lexical
 // entries). Figures: chunks/s over the whole run, API/raw ratio, batch latency, CPU and memory.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Knex } from 'knex';
-import { Client as TypesenseClient } from 'typesense';
 import { createClient, type Client } from '../generated/client/client/index.js';
 import { createDataset, createOrganization } from '../generated/client/sdk.gen.js';
 import type { ChunkReqPayload } from '../generated/client/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
-import { innerText } from '../server/domain/chunks/content.js';
-import { termColumns } from '../server/domain/chunks/write.js';
-import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
 import { startService, type RunningService } from '../server/main.js';
-import { ensureVectorIndex, writeVectors, type DistanceMetric } from '../server/store/vectors.js';
+import { ensureVectorIndex, type DistanceMetric } from '../server/store/vectors.js';
+import { BulkWriter, type BulkSteps, type RawLexical, rawLexical } from './bulk.js';
 import { corpusStats, generateCorpus } from './corpus.js';
 import { PhaseProfiler } from './cpuprof.js';
 import { Instrument, type ProfileSnapshot } from './instrument.js';
@@ -64,7 +60,7 @@ interface PhaseCost {
 export interface RawRun extends PhaseCost {
   batch: number;
   /** Time in each step, summed over the batches. */
-  steps_ms: { extract: number; embed: number; chunks: number; vectors: number; lexical: number };
+  steps_ms: BulkSteps;
 }
 
 export interface ApiRun extends PhaseCost {
@@ -303,111 +299,13 @@ async function apiRun(ctx: Context, dataset: Dataset, bodies: Buffer[], concurre
 // ---------------------------------------------------------------------------------------------
 // Straight into the engines
 
-/** The lexical engine's own bulk write, and what the verification reads back. */
-interface RawLexical {
-  write(datasetId: string, ids: string[], texts: string[]): Promise<void>;
-  count(datasetId: string): Promise<number>;
-  text(datasetId: string, id: string): Promise<string | null>;
-}
-
-function rawLexical(config: Config, db: Knex): RawLexical {
-  if (config.lexical.kind === 'postgres') {
-    // The chunks' terms are PostgreSQL's full-text index, written with the chunk rows: nothing more to
-    // write; the verification reads back the terms.
-    return {
-      write: async () => {},
-      count: async (datasetId) =>
-        Number((await db('chunks').where({ dataset_id: datasetId }).whereNotNull('bm25_terms').count<{ n: string }[]>('* as n'))[0].n),
-      text: async (datasetId, id) => (await db('chunks').where({ dataset_id: datasetId, id }).first(db.raw('bm25_terms::text as terms')))?.terms ?? null,
-    };
-  }
-  const { url, apiKey, collection } = config.lexical;
-  const client = new TypesenseClient({ nodes: [{ url: url.replace(/\/+$/, '') }], apiKey, connectionTimeoutSeconds: 60, logLevel: 'error' });
-  const documents = () => client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents();
-  return {
-    // The documents import endpoint (JSON lines), one call per batch, as upserts like the service's.
-    write: async (datasetId, ids, texts) => {
-      const results = await documents().import(
-        ids.map((id, i) => ({ id, dataset_id: datasetId, text: texts[i] })),
-        { action: 'upsert', throwOnFail: false },
-      );
-      const failed = results.filter((r) => !r.success);
-      if (failed.length) throw new Error(`Typesense import rejected ${failed.length} documents: ${failed[0].error}`);
-    },
-    count: async (datasetId) => (await documents().search({ q: '*', query_by: 'text', filter_by: `dataset_id:=\`${datasetId}\``, per_page: 1 })).found,
-    text: async (_datasetId, id) => {
-      try {
-        return (await client.collections<{ id: string; dataset_id: string; text: string }>(collection).documents(id).retrieve()).text ?? null;
-      } catch {
-        return null;
-      }
-    },
-  };
-}
-
-/** The row the service stores for a payload (create.ts `columnsOf` + write.ts `dbColumns`). */
-function chunkRow(p: ChunkReqPayload, id: string, datasetId: string): Record<string, unknown> {
-  return {
-    id,
-    dataset_id: datasetId,
-    tracking_id: p.tracking_id ?? null,
-    chunk_html: p.chunk_html,
-    convert_html_to_text: p.convert_html_to_text ?? true,
-    semantic_content: p.semantic_content ?? null,
-    fulltext_content: p.fulltext_content ?? null,
-    fulltext_boost: p.fulltext_boost ? JSON.stringify(p.fulltext_boost) : null,
-    semantic_boost: p.semantic_boost ? JSON.stringify(p.semantic_boost) : null,
-    split_avg: p.split_avg ?? false,
-    link: p.link ?? null,
-    metadata: p.metadata == null ? null : JSON.stringify(p.metadata),
-    tag_set: p.tag_set ?? null,
-    time_stamp: p.time_stamp ? p.time_stamp.replace('T', ' ') : null,
-    weight: p.weight ?? 1,
-    num_value: p.num_value ?? null,
-    image_urls: p.image_urls ?? null,
-    location_lat: p.location?.lat ?? null,
-    location_lon: p.location?.lon ?? null,
-  };
-}
-
 async function rawRun(ctx: Context, dataset: Dataset, corpus: ChunkReqPayload[], batch: number, rss: RssSampler): Promise<RawRun> {
-  // The raw path handles the corpus's shape only: HTML converted to text, no boosts or split averaging.
-  if (corpus.some((p) => p.semantic_content || p.fulltext_content || p.fulltext_boost || p.semantic_boost || p.split_avg || p.convert_html_to_text === false)) {
-    throw new Error('the raw path expects plain HTML chunks');
-  }
-  const embedder = new BuiltinEmbedder(dataset.size);
-  const steps = { extract: 0, embed: 0, chunks: 0, vectors: 0, lexical: 0 };
+  const writer = new BulkWriter(ctx.db, ctx.lexical, dataset);
   const end = phase(rss);
   // The dataset's partial HNSW index exists before the first vector, as in the service.
   await ensureVectorIndex(ctx.db, dataset.id, dataset.size, dataset.metric);
-  for (let i = 0; i < corpus.length; i += batch) {
-    const slice = corpus.slice(i, i + batch);
-    let t = performance.now();
-    const lap = (step: keyof typeof steps) => {
-      const now = performance.now();
-      steps[step] += now - t;
-      t = now;
-    };
-    const ids = slice.map(() => randomUUID());
-    // The same extraction as the service; the inner text is both the embedded and the indexed text.
-    const texts = slice.map((p) => innerText(p.chunk_html ?? ''));
-    // With the terms, length and words the write path derives (and the triggers that index them fire).
-    const rows = slice.map((p, k) => ({ ...chunkRow(p, ids[k], dataset.id), ...termColumns(ctx.db, texts[k]) }));
-    lap('extract');
-    const vectors = await embedder.embed(texts, 'document');
-    lap('embed');
-    await ctx.db('chunks').insert(rows);
-    lap('chunks');
-    await writeVectors(
-      ctx.db,
-      dataset.id,
-      ids.map((chunkId, k) => ({ chunkId, vector: vectors[k] })),
-    );
-    lap('vectors');
-    await ctx.lexical.write(dataset.id, ids, texts);
-    lap('lexical');
-  }
-  return { ...end(corpus.length), batch, steps_ms: steps };
+  for (let i = 0; i < corpus.length; i += batch) await writer.write(corpus.slice(i, i + batch));
+  return { ...end(corpus.length), batch, steps_ms: writer.steps };
 }
 
 // ---------------------------------------------------------------------------------------------

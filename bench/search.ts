@@ -32,6 +32,7 @@ import { useIterativeScan, withScanSettings } from '../server/search/retrieval/s
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
+import { type BulkSteps, BulkWriter, buildVectorIndex, rawLexical } from './bulk.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
 import { tantivyBm25 } from './peer/tantivy.js';
 import { ADMIN_KEY, type Mode, type ModeEnvironment } from './modes.js';
@@ -45,6 +46,8 @@ const PAGE_SIZE = 10;
 /** Chunks per load request (the API's limit) and load requests in flight. */
 const LOAD_BATCH = 120;
 const LOAD_CONCURRENCY = 2;
+/** Chunks per batch of the bulk path. */
+const BULK_BATCH = 2000;
 /**
  * Time one variant's measurement may take: past it, no further query is started (once at least
  * MIN_BUDGET_QUERIES are measured), and the result says how many were.
@@ -66,6 +69,8 @@ export interface SearchOptions {
   seed: number;
   /** Measured queries per variant. */
   queries: number;
+  /** Load the corpus by the bulk path (bulk.ts) instead of the API: for corpora the API would take hours to load. */
+  bulk: boolean;
 }
 
 type Step = 'api' | 'retrieval' | 'raw';
@@ -133,7 +138,19 @@ export interface SearchResult {
   corpus: ReturnType<typeof corpusStats>;
   engines: { store: string; lexical: string; workflows: string };
   service_start_ms: number;
-  load: { chunks: number; batch: number; concurrency: number; wall_s: number; chunks_per_s: number; batch_p50_ms: number; batch_p99_ms: number };
+  load: {
+    /** `api`: POST /api/chunk; `bulk`: straight into the engines (bulk.ts), the vector index built last. */
+    path: 'api' | 'bulk';
+    chunks: number;
+    batch: number;
+    concurrency: number;
+    wall_s: number;
+    chunks_per_s: number;
+    batch_p50_ms: number;
+    batch_p99_ms: number;
+    /** Bulk: the time in each step, summed over the batches, and the vector index's build. */
+    steps_ms?: BulkSteps & { vector_index: number };
+  };
   counts: { chunks: number; vectors: number; lexical: number };
   filter_tag: { tag: string; share: number };
   rare_filter_tag: { tag: string; share: number };
@@ -164,7 +181,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
   const chunks = options.chunks ?? DEFAULT_CHUNKS[modeEnv.mode];
   const corpus = generateCorpus({ count: chunks, seed: options.seed });
   const bodies: Buffer[] = [];
-  for (let i = 0; i < corpus.length; i += LOAD_BATCH) bodies.push(Buffer.from(JSON.stringify(corpus.slice(i, i + LOAD_BATCH))));
+  if (!options.bulk) for (let i = 0; i < corpus.length; i += LOAD_BATCH) bodies.push(Buffer.from(JSON.stringify(corpus.slice(i, i + LOAD_BATCH))));
   const queries = queriesFrom(corpus, options.queries, options.seed + 1000);
   const warmQueries = queriesFrom(corpus, WARMUP_QUERIES, options.seed + 2000);
 
@@ -181,9 +198,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const { dataset, apiKey } = await setUp(admin);
     const datasetRow = (await db<DatasetRow>('datasets').where({ id: dataset.id }).first())!;
 
-    // Load through the API, as a client would.
-    log(`loading ${fmt(chunks)} chunks through POST /api/chunk (${LOAD_BATCH} per request, ${LOAD_CONCURRENCY} in flight)…`);
-    const load = await loadThroughApi(service, dataset.id, bodies, log);
+    // Load through the API, as a client would, or by the bulk path when asked.
+    const load = options.bulk ? await loadInBulk(config, db, dataset, corpus, log) : await loadThroughApi(service, dataset.id, bodies, log);
     log(`loaded in ${fmt(load.wall_s, 1)} s (${fmt(load.chunks_per_s)} chunks/s)`);
     const raw = rawEngines(config, db, dataset);
     const counts = {
@@ -497,6 +513,7 @@ function postOnce(agent: http.Agent, url: URL, headers: Record<string, string>, 
 
 /** The corpus POSTed to /api/chunk in batches, LOAD_CONCURRENCY requests in flight (as the ingest suite does). */
 async function loadThroughApi(service: RunningService, datasetId: string, bodies: Buffer[], log: (line: string) => void): Promise<SearchResult['load']> {
+  log(`loading ${fmt(bodies.length * LOAD_BATCH)} chunks through POST /api/chunk (${LOAD_BATCH} per request, ${LOAD_CONCURRENCY} in flight)…`);
   const url = new URL('/api/chunk', service.url);
   const headers = { authorization: ADMIN_KEY, 'svc-dataset': datasetId };
   const agent = new http.Agent({ keepAlive: true, maxSockets: LOAD_CONCURRENCY });
@@ -525,6 +542,7 @@ async function loadThroughApi(service: RunningService, datasetId: string, bodies
   }
   const wallMs = clock().wallMs;
   return {
+    path: 'api',
     chunks: stored,
     batch: LOAD_BATCH,
     concurrency: LOAD_CONCURRENCY,
@@ -532,6 +550,51 @@ async function loadThroughApi(service: RunningService, datasetId: string, bodies
     chunks_per_s: Math.round((stored * 1000) / wallMs),
     batch_p50_ms: Math.round(percentile(latencies, 50)),
     batch_p99_ms: Math.round(percentile(latencies, 99)),
+  };
+}
+
+/**
+ * The corpus written straight into the engines (bulk.ts), BULK_BATCH chunks a batch and two batches
+ * in flight (one embeds while the other's rows are written), the vector index built after the last,
+ * then the tables analyzed.
+ */
+async function loadInBulk(config: Config, db: Knex, dataset: Dataset, corpus: ChunkReqPayload[], log: (line: string) => void): Promise<SearchResult['load']> {
+  log(`loading ${fmt(corpus.length)} chunks by the bulk path (${BULK_BATCH} a batch, ${LOAD_CONCURRENCY} in flight), the vector index last…`);
+  const writer = new BulkWriter(db, rawLexical(config, db), dataset);
+  const latencies: number[] = [];
+  const clock = stopwatch();
+  let next = 0;
+  let written = 0;
+  const worker = async () => {
+    while (next < corpus.length) {
+      const slice = corpus.slice(next, (next += BULK_BATCH));
+      const t0 = performance.now();
+      await writer.write(slice);
+      latencies.push(performance.now() - t0);
+      written += slice.length;
+      if (latencies.length % Math.max(1, Math.round(corpus.length / BULK_BATCH / 20)) === 0) {
+        log(`  ${fmt(written)} chunks, ${fmt(clock().wallMs / 1000)} s, last batch ${fmt(latencies.at(-1)!)} ms`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
+  const indexStarted = performance.now();
+  await buildVectorIndex(db, dataset, config.store.kind === 'postgres' ? '4GB' : '1GB');
+  const vectorIndexMs = performance.now() - indexStarted;
+  log(`vector index built in ${fmt(vectorIndexMs / 1000, 1)} s`);
+  // Statistics for the planner, as after any bulk load (autovacuum would get to it later).
+  await db.raw('analyze chunks, chunk_vectors');
+  const wallMs = clock().wallMs;
+  return {
+    path: 'bulk',
+    chunks: written,
+    batch: BULK_BATCH,
+    concurrency: LOAD_CONCURRENCY,
+    wall_s: Math.round(wallMs / 100) / 10,
+    chunks_per_s: Math.round((written * 1000) / wallMs),
+    batch_p50_ms: Math.round(percentile(latencies, 50)),
+    batch_p99_ms: Math.round(percentile(latencies, 99)),
+    steps_ms: { ...writer.steps, vector_index: vectorIndexMs },
   };
 }
 
@@ -1178,8 +1241,8 @@ export function formatSearch(mode: string, r: SearchResult): string {
     `goals: ${g.checks.map((c) => `${c.what}: ${c.value == null ? '–' : fmt(c.value, 2)} ${c.met == null ? '' : c.met ? '✓' : '✗'}`).join('; ')}`;
   const a = r.after_analyze;
   return [
-    `search · ${mode} (${r.engines.store}, ${r.engines.lexical}) · ${fmt(o.chunks)} chunks loaded through the API in ${fmt(r.load.wall_s, 1)} s ` +
-      `(${fmt(r.load.chunks_per_s)} chunks/s, ${r.load.batch}/request ×${r.load.concurrency}) · ${r.queries.count} queries of ` +
+    `search · ${mode} (${r.engines.store}, ${r.engines.lexical}) · ${fmt(o.chunks)} chunks loaded ${r.load.path === 'bulk' ? 'by the bulk path' : 'through the API'} in ${fmt(r.load.wall_s, 1)} s ` +
+      `(${fmt(r.load.chunks_per_s)} chunks/s, ${r.load.batch}/${r.load.path === 'bulk' ? 'batch' : 'request'} ×${r.load.concurrency}) · ${r.queries.count} queries of ` +
       `${r.queries.words.min}–${r.queries.words.max} words, page_size ${o.page_size}, ${o.warmup_queries} warm-up · seed ${o.seed}`,
     '',
     ...(a ? ['as loaded (the tables never analyzed):'] : []),

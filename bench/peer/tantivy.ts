@@ -27,8 +27,15 @@ export async function tantivyBm25(texts: string[], queries: string[], k: number,
   await ensureVenv(VENV, TANTIVY_PACKAGES, 'tantivy', log);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tantivy-peer-'));
   try {
-    const job = path.join(dir, 'job.json');
-    fs.writeFileSync(job, JSON.stringify({ texts, queries, k, rounds: 3 }));
+    // JSON lines: the job, then a text a line (a million texts are too long for one JSON string).
+    const job = path.join(dir, 'job.jsonl');
+    const fd = fs.openSync(job, 'w');
+    try {
+      fs.writeSync(fd, `${JSON.stringify({ queries, k, rounds: 3 })}\n`);
+      for (let i = 0; i < texts.length; i += 10_000) fs.writeSync(fd, `${texts.slice(i, i + 10_000).map((t) => JSON.stringify(t)).join('\n')}\n`);
+    } finally {
+      fs.closeSync(fd);
+    }
     const { stdout } = await promisify(execFile)(path.join(VENV, 'bin', 'python'), [SCRIPT, job], { maxBuffer: 256 * 1024 * 1024 });
     const out = JSON.parse(stdout) as Omit<PeerRun, 'engine'> & { version: string | null };
     return { engine: out.version ?? TANTIVY_PACKAGES[0], build_ms: out.build_ms, latencies_ms: out.latencies_ms, tops: out.tops };

@@ -1,8 +1,8 @@
 """BM25 top-k over the bench's corpus with Tantivy, in-process: the peer engine's figure.
 
-Reads a JSON file {"texts": [...], "queries": [...], "k": 10, "rounds": 3} and prints JSON with the
-build time, per-query latencies (search plus reading the ids of the hits) and each query's top ids
-(as indexes into texts). English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
+Reads a JSON lines file ({"queries": [...], "k": 10, "rounds": 3}, then one text a line, as a JSON
+string) and prints JSON with the build time, per-query latencies (search plus reading the ids of
+the hits) and each query's top ids (as indexes into texts). English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
 """
 import json
 import re
@@ -13,7 +13,8 @@ import tantivy
 
 
 def main() -> None:
-    job = json.load(open(sys.argv[1]))
+    lines = open(sys.argv[1], encoding="utf-8")
+    job = json.loads(next(lines))
     schema_builder = tantivy.SchemaBuilder()
     schema_builder.add_text_field("body", stored=False, tokenizer_name="en_stem")
     schema_builder.add_integer_field("n", stored=True, indexed=False, fast=True)
@@ -21,9 +22,9 @@ def main() -> None:
     index = tantivy.Index(schema)
     started = time.perf_counter()
     writer = index.writer(heap_size=500_000_000, num_threads=1)
-    for n, text in enumerate(job["texts"]):
+    for n, line in enumerate(lines):
         document = tantivy.Document()
-        document.add_text("body", text)
+        document.add_text("body", json.loads(line))
         document.add_integer("n", n)
         writer.add_document(document)
     writer.commit()
