@@ -108,7 +108,9 @@ export class BulkWriter {
 
   async write(slice: ChunkReqPayload[]): Promise<void> {
     // The bulk path handles the corpus's shape only: HTML converted to text, no boosts or split averaging.
-    if (slice.some((p) => p.semantic_content || p.fulltext_content || p.fulltext_boost || p.semantic_boost || p.split_avg || p.convert_html_to_text === false)) {
+    if (
+      slice.some((p) => p.semantic_content || p.fulltext_content || p.fulltext_boost || p.semantic_boost || p.split_avg || p.convert_html_to_text === false)
+    ) {
       throw new Error('the bulk path expects plain HTML chunks');
     }
     let t = performance.now();

@@ -137,7 +137,11 @@ async function main(): Promise<number> {
       run: async (modeEnv, log) => {
         const chunks = values.chunks === undefined ? null : int('chunks', values.chunks, 1);
         if (chunks === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
-        const result = await runSearchBench(modeEnv, { chunks, seed: int('seed', values.seed), queries: int('queries', values.queries, 1), bulk: values.bulk === true }, log);
+        const result = await runSearchBench(
+          modeEnv,
+          { chunks, seed: int('seed', values.seed), queries: int('queries', values.queries, 1), bulk: values.bulk === true },
+          log,
+        );
         return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };
       },
     },
