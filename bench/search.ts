@@ -767,8 +767,7 @@ function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map
         if (ordinal !== undefined) mask[ordinal] = 1;
       }
     }
-    const matches = index.match(q.terms, q.weights, q.parameters, mask);
-    return index.best(matches, n, 0).map((p) => ({ id: index.idOf(matches.ordinals[p]), score: matches.scores[p] }));
+    return index.top(q.terms, q.weights, q.parameters, mask, n, 0).map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };
 }
 

@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
-import type { DatasetIndex, Matches } from './memory.js';
+import type { DatasetIndex, Matches, Ranked } from './memory.js';
 import { countPassingMatches, passingAmong, passingChunks } from './postings.js';
 
 /** Candidates checked against a filter at first, per result asked, and how much deeper each next round goes. */
@@ -33,8 +33,8 @@ export async function memoryBm25(
   query: Bm25Query,
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
+  if (!plan.narrowed) return topOf(index, query, null, plan);
   const matches = index.match(query.terms, query.weights, query.parameters, null);
-  if (!plan.narrowed) return topOf(index, matches, plan);
   // A page's worth of candidates is cheap to check first; a fusion window's is not, when the filter
   // is selective: then the mask is tried first.
   const none = { hits: [], checked: 0, complete: false };
@@ -42,12 +42,15 @@ export async function memoryBm25(
   if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
   const mask = await filterMask(db, request, index, plan.directScoring);
   if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
-  return topOf(index, index.match(query.terms, query.weights, query.parameters, mask), plan);
+  return topOf(index, query, mask, plan);
 }
 
-/** The best k of matches that all pass, and their count when asked. */
-function topOf(index: DatasetIndex, matches: Matches, plan: MemorySearch): { hits: Hit[]; total: number | null } {
-  return { hits: toHits(index, matches, index.best(matches, plan.k, plan.least)), total: plan.count ? countAbove(matches, plan.countAbove) : null };
+/** The best k of the chunks in `accept` (all when null), and their count when asked (which needs every match scored). */
+function topOf(index: DatasetIndex, query: Bm25Query, accept: Uint8Array | null, plan: MemorySearch): { hits: Hit[]; total: number | null } {
+  const { terms, weights, parameters } = query;
+  if (!plan.count) return { hits: toHits(index, index.top(terms, weights, parameters, accept, plan.k, plan.least)), total: null };
+  const matches = index.match(terms, weights, parameters, accept);
+  return { hits: toHits(index, index.best(matches, plan.k, plan.least)), total: countAbove(matches, plan.countAbove) };
 }
 
 const firstDepth = (plan: MemorySearch) => Math.max(plan.k, 1) * DEEPER;
@@ -62,7 +65,7 @@ async function checked(
   depth: number,
   from: number,
 ): Promise<{ hits: Hit[]; checked: number; complete: boolean }> {
-  const ranked = toHits(index, matches, index.best(matches, depth, plan.least));
+  const ranked = toHits(index, index.best(matches, depth, plan.least));
   const fresh = ranked.slice(from);
   const passed = await passingAmong(
     db,
@@ -126,8 +129,8 @@ async function filteredTotal(
   return { hits: hits.slice(0, plan.k), total };
 }
 
-function toHits(index: DatasetIndex, matches: Matches, positions: number[]): Hit[] {
-  return positions.map((p) => ({ id: index.idOf(matches.ordinals[p]), score: matches.scores[p] }));
+function toHits(index: DatasetIndex, ranked: Ranked[]): Hit[] {
+  return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
 }
 
 function countAbove(matches: Matches, least: number | null): number {

@@ -1,0 +1,89 @@
+// The in-memory index's page of results (`top`, which skips postings that cannot reach the page)
+// against scoring every posting (`best(match(…))`): the same chunks, order and scores, bit for bit,
+// on a corpus with tied chunks, removed and re-added chunks, masks, thresholds and boosted terms.
+import { describe, expect, it } from 'vitest';
+import { DatasetIndex, type Ranked } from '../../server/search/retrieval/bm25/memory.js';
+
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCABULARY = Array.from({ length: 60 }, (_, i) => `w${i}`);
+const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+
+/** Words drawn with a skew (low numbers common), so lists differ in length and in what they can add. */
+function chunk(random: () => number, n: number) {
+  const tf = new Map<string, number>();
+  const length = 3 + Math.floor(random() * 40);
+  for (let i = 0; i < length; i++) {
+    const word = VOCABULARY[Math.floor(VOCABULARY.length * random() ** 2)];
+    tf.set(word, (tf.get(word) ?? 0) + 1);
+  }
+  return { id: id(n), length, terms: [...tf.keys()], tfs: [...tf.values()] };
+}
+
+function corpus(): DatasetIndex {
+  const random = prng(17);
+  const index = new DatasetIndex();
+  const chunks = Array.from({ length: 3000 }, (_, n) => chunk(random, n));
+  for (const c of chunks) index.add(c);
+  // Copies of chunks under other ids: tied scores, ordered by id.
+  for (let n = 0; n < 200; n++) index.add({ ...chunks[n * 7], id: id(10_000 + n) });
+  // Removed, and removed then written again (a new ordinal, the old postings dead).
+  for (let n = 0; n < 300; n++) index.remove(id(n * 3));
+  for (let n = 0; n < 150; n++) index.add(chunk(random, n * 5));
+  return index;
+}
+
+const same = (ranked: Ranked[]) => ranked.map((r) => `${r.ordinal}:${r.score}`);
+
+describe('the in-memory BM25 top k', () => {
+  const index = corpus();
+  const random = prng(23);
+  const parameters = [
+    { k1: 1.2, b: 0.75, averageLength: 21 },
+    { k1: 2, b: 0.3, averageLength: 12 },
+    { k1: 0, b: 0, averageLength: 1 },
+  ];
+  const queries = Array.from({ length: 60 }, () => {
+    const terms = [...new Set(Array.from({ length: 1 + Math.floor(random() * 5) }, () => VOCABULARY[Math.floor(random() * 64)]))];
+    // Some weights boosted, some nearly equal, one sometimes zero; words outside the vocabulary match nothing.
+    return { terms, weights: terms.map(() => (random() < 0.1 ? 0 : 0.5 + random() * 3) * (random() < 0.2 ? 2.5 : 1)) };
+  });
+  const mask = new Uint8Array(index.capacity);
+  for (let i = 0; i < mask.length; i++) mask[i] = random() < 0.15 ? 1 : 0;
+
+  it('equals scoring every posting, for every query, page size, mask and threshold', () => {
+    let compared = 0;
+    for (const p of parameters)
+      for (const { terms, weights } of queries)
+        for (const accept of [null, mask])
+          for (const k of [1, 10, 37, 500]) {
+            const all = index.best(index.match(terms, weights, p, accept), 100_000, 0);
+            for (const least of [0, all[Math.min(5, all.length - 1)]?.score ?? 0]) {
+              const expected = index.best(index.match(terms, weights, p, accept), k, least);
+              expect(same(index.top(terms, weights, p, accept, k, least)), `${terms} k ${k} least ${least}`).toEqual(same(expected));
+              compared++;
+            }
+          }
+    expect(compared).toBe(parameters.length * queries.length * 2 * 4 * 2);
+  });
+
+  it('ranks tied chunks by id and leaves out removed ones', () => {
+    const terms = index.top(['w0', 'w1', 'w2'], [1, 1, 1], parameters[0], null, 3000, 0);
+    const ids = terms.map((r) => index.idOf(r.ordinal));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).not.toContain(id(3));
+    for (let i = 1; i < terms.length; i++) {
+      const [a, b] = [terms[i - 1], terms[i]];
+      expect(a.score > b.score || (a.score === b.score && index.idOf(a.ordinal) < index.idOf(b.ordinal))).toBe(true);
+    }
+    expect(terms.some((r, i) => i > 0 && r.score === terms[i - 1].score)).toBe(true);
+  });
+});
