@@ -1,4 +1,4 @@
-// BM25 over a dataset's in-memory index (memory.ts): every chunk holding a query term is scored in
+// BM25 over a dataset's in-memory index (memory.ts): chunks holding a query term are scored in
 // memory, exactly, and only the filter is asked of SQL. For a page, the best candidates are checked
 // against the filter first: a broad filter passes k of them at once. When too few pass (or k is a
 // fusion window), a filter passing few chunks becomes a mask for the scoring; one passing many is
@@ -34,14 +34,17 @@ export async function memoryBm25(
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
   if (!plan.narrowed) return topOf(index, query, null, plan);
-  const matches = index.match(query.terms, query.weights, query.parameters, null);
   // A page's worth of candidates is cheap to check first; a fusion window's is not, when the filter
   // is selective: then the mask is tried first.
-  const none = { hits: [], checked: 0, complete: false };
-  const first = firstDepth(plan) <= FIRST_CHECK_MOST ? await checked(db, request, index, matches, plan, firstDepth(plan), 0) : none;
-  if (first.complete) return filteredTotal(db, request, index, query, matches, plan, first.hits);
+  const depth = firstDepth(plan);
+  const checkFirst = depth <= FIRST_CHECK_MOST;
+  if (checkFirst) {
+    const ranked = toHits(index, index.top(query.terms, query.weights, query.parameters, null, depth, plan.least));
+    const first = await checked(db, request, ranked, 0, depth, plan.k);
+    if (first.complete) return filteredTotal(db, request, index, query, plan, first.hits);
+  }
   const mask = await filterMask(db, request, index, plan.directScoring);
-  if (!mask) return filteredDeep(db, request, index, query, matches, plan, first);
+  if (!mask) return filteredDeep(db, request, index, query, plan, checkFirst ? depth * DEEPER : depth);
   return topOf(index, query, mask, plan);
 }
 
@@ -55,17 +58,15 @@ function topOf(index: DatasetIndex, query: Bm25Query, accept: Uint8Array | null,
 
 const firstDepth = (plan: MemorySearch) => Math.max(plan.k, 1) * DEEPER;
 
-/** The filter's verdict on the ranked candidates from `from` to `depth`: those passing, and whether k have (or none are left). */
+/** The filter's verdict on the ranked candidates from `from` on: those passing, and whether k have (or the ranking ends before `depth`). */
 async function checked(
   db: Knex,
   request: RetrievalRequest,
-  index: DatasetIndex,
-  matches: Matches,
-  plan: MemorySearch,
-  depth: number,
+  ranked: Hit[],
   from: number,
+  depth: number,
+  k: number,
 ): Promise<{ hits: Hit[]; checked: number; complete: boolean }> {
-  const ranked = toHits(index, index.best(matches, depth, plan.least));
   const fresh = ranked.slice(from);
   const passed = await passingAmong(
     db,
@@ -73,7 +74,7 @@ async function checked(
     fresh.map((h) => h.id),
   );
   const hits = fresh.filter((h) => passed.has(h.id));
-  return { hits, checked: ranked.length, complete: hits.length >= plan.k || ranked.length < depth };
+  return { hits, checked: ranked.length, complete: hits.length >= k || ranked.length < depth };
 }
 
 /** A mask over the index's ordinals of the chunks passing the filter, when at most `most` do; else null. */
@@ -95,20 +96,20 @@ async function filteredDeep(
   request: RetrievalRequest,
   index: DatasetIndex,
   query: Bm25Query,
-  matches: Matches,
   plan: MemorySearch,
-  first: { hits: Hit[]; checked: number },
+  firstRound: number,
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  // Ordinals are never reused, so the matches stay valid while the index catches up meanwhile.
-  // Rounds go deeper than what the first check read (if it ran), from where it stopped.
-  const hits = [...first.hits];
-  for (let depth = firstDepth(plan) * (first.checked > 0 ? DEEPER : 1), from = first.checked; ; depth *= DEEPER) {
-    const round = await checked(db, request, index, matches, plan, depth, from);
+  // Every match scored once: the rounds read one ranking, though the index may catch up meanwhile
+  // (ordinals are never reused, so the matches stay valid).
+  const matches = index.match(query.terms, query.weights, query.parameters, null);
+  const hits: Hit[] = [];
+  for (let depth = firstRound, from = 0; ; depth *= DEEPER) {
+    const round = await checked(db, request, toHits(index, index.best(matches, depth, plan.least)), from, depth, plan.k - hits.length);
     hits.push(...round.hits);
     from = round.checked;
-    if (hits.length >= plan.k || round.checked < depth) break;
+    if (round.complete) break;
   }
-  return filteredTotal(db, request, index, query, matches, plan, hits);
+  return filteredTotal(db, request, index, query, plan, hits);
 }
 
 /** The first k filtered hits, and the number of matches passing the filter (and the threshold) when asked. */
@@ -117,7 +118,6 @@ async function filteredTotal(
   request: RetrievalRequest,
   index: DatasetIndex,
   query: Bm25Query,
-  matches: Matches,
   plan: MemorySearch,
   hits: Hit[],
 ): Promise<{ hits: Hit[]; total: number | null }> {
@@ -125,7 +125,7 @@ async function filteredTotal(
   const total =
     plan.countAbove == null
       ? await countPassingMatches(db, request, query.terms)
-      : (await passingAmong(db, request, aboveIds(index, matches, plan.countAbove))).size;
+      : (await passingAmong(db, request, aboveIds(index, index.match(query.terms, query.weights, query.parameters, null), plan.countAbove))).size;
   return { hits: hits.slice(0, plan.k), total };
 }
 
