@@ -1,8 +1,10 @@
 // The in-memory index's page of results (`top`, which skips postings that cannot reach the page)
 // against scoring every posting (`best(match(…))`): the same chunks, order and scores, bit for bit,
-// on a corpus with tied chunks, removed and re-added chunks, masks, thresholds and boosted terms.
+// on a corpus with tied chunks, removed and re-added chunks, masks, thresholds and boosted terms;
+// and the one ranking that a filtered search's deeper rounds read while the index changes.
 import { describe, expect, it } from 'vitest';
 import { DatasetIndex, type Ranked } from '../../server/search/retrieval/bm25/memory.js';
+import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
 
 function prng(seed: number): () => number {
   let a = seed;
@@ -85,5 +87,41 @@ describe('the in-memory BM25 top k', () => {
       expect(a.score > b.score || (a.score === b.score && index.idOf(a.ordinal) < index.idOf(b.ordinal))).toBe(true);
     }
     expect(terms.some((r, i) => i > 0 && r.score === terms[i - 1].score)).toBe(true);
+  });
+});
+
+describe('the ranking of filtered rounds', () => {
+  const query = { terms: ['w0', 'w3', 'w9'], weights: [1.1, 1.7, 2.4], parameters: { k1: 1.2, b: 0.75, averageLength: 21 } };
+  const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
+
+  it('deepens the same ranking while the index stays as it was', () => {
+    const index = corpus();
+    const ranking = roundsRanking(index, query, 0);
+    const shallow = ranking(80);
+    const deep = ranking(640);
+    expect([shallow.restarted, deep.restarted]).toEqual([false, false]);
+    expect(ids(deep.ranked).slice(0, 80)).toEqual(ids(shallow.ranked));
+    const all = index.best(index.match(query.terms, query.weights, query.parameters, null), 640, 0);
+    expect(ids(deep.ranked)).toEqual(all.map((r) => index.idOf(r.ordinal)));
+  });
+
+  it('starts again from one snapshot when the index catches up between rounds', () => {
+    const index = corpus();
+    const ranking = roundsRanking(index, query, 0);
+    const before = ranking(80);
+    // A catch-up: the best chunk is deleted, and a new one holds every query word.
+    index.remove(before.ranked[0].id);
+    index.add({ id: id(20_000), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [3, 3, 3] });
+    index.version++;
+    const after = ranking(640);
+    expect(after.restarted).toBe(true);
+    expect(ids(after.ranked)[0]).toBe(id(20_000));
+    expect(ids(after.ranked)).not.toContain(before.ranked[0].id);
+    // Deeper rounds keep reading that snapshot, whatever changes next.
+    index.add({ id: id(20_001), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [4, 4, 4] });
+    index.version++;
+    const deeper = ranking(5120);
+    expect(deeper.restarted).toBe(false);
+    expect(ids(deeper.ranked).slice(0, 640)).toEqual(ids(after.ranked));
   });
 });

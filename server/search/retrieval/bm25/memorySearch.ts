@@ -99,17 +99,38 @@ async function filteredDeep(
   plan: MemorySearch,
   firstRound: number,
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  // Every match scored once: the rounds read one ranking, though the index may catch up meanwhile
-  // (ordinals are never reused, so the matches stay valid).
-  const matches = index.match(query.terms, query.weights, query.parameters, null);
-  const hits: Hit[] = [];
+  const ranking = roundsRanking(index, query, plan.least);
+  let hits: Hit[] = [];
   for (let depth = firstRound, from = 0; ; depth *= DEEPER) {
-    const round = await checked(db, request, toHits(index, index.best(matches, depth, plan.least)), from, depth, plan.k - hits.length);
+    const { ranked, restarted } = ranking(depth);
+    if (restarted) {
+      hits = [];
+      from = 0;
+    }
+    const round = await checked(db, request, ranked, from, depth, plan.k - hits.length);
     hits.push(...round.hits);
     from = round.checked;
     if (round.complete) break;
   }
   return filteredTotal(db, request, index, query, plan, hits);
+}
+
+/**
+ * The best `depth` candidates, for rounds that must read one ranking: the index's top while the
+ * index does not change (a deeper top starts with the shallower one); from the first change on,
+ * every match scored once (ordinals are never reused, so the matches stay valid), and `restarted`
+ * says the rounds must start again from the top.
+ */
+export function roundsRanking(index: DatasetIndex, query: Bm25Query, least: number): (depth: number) => { ranked: Hit[]; restarted: boolean } {
+  const { terms, weights, parameters } = query;
+  const version = index.version;
+  let matches: Matches | null = null;
+  return (depth) => {
+    if (matches) return { ranked: toHits(index, index.best(matches, depth, least)), restarted: false };
+    if (index.version === version) return { ranked: toHits(index, index.top(terms, weights, parameters, null, depth, least)), restarted: false };
+    matches = index.match(terms, weights, parameters, null);
+    return { ranked: toHits(index, index.best(matches, depth, least)), restarted: true };
+  };
 }
 
 /** The first k filtered hits, and the number of matches passing the filter (and the threshold) when asked. */
