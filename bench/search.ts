@@ -369,11 +369,14 @@ async function measurePass(
     const listener = (data: { sql: string; bindings?: unknown[] }) => sent.push({ sql: data.sql, bindings: [...(data.bindings ?? [])] });
     db.on('query', listener);
     const t0 = performance.now();
-    const probe = await searchChunks({
-      client: apiClient,
-      headers: { 'SVC-Dataset': ctx.dataset.id, 'X-API-Version': 'V2' },
-      body: { query: warmQueries[0], search_type: variant.type, page_size: PAGE_SIZE, filters: variant.filter },
-    }).finally(() => db.off('query', listener));
+    // Sent again once on a network error: the set-up's keep-alive socket may have timed out during the load.
+    const probe = await once(() =>
+      searchChunks({
+        client: apiClient,
+        headers: { 'SVC-Dataset': ctx.dataset.id, 'X-API-Version': 'V2' },
+        body: { query: warmQueries[0], search_type: variant.type, page_size: PAGE_SIZE, filters: variant.filter },
+      }),
+    ).finally(() => db.off('query', listener));
     const probeMs = performance.now() - t0;
     if (!probe.data) {
       const reason = `the API answered ${probe.response?.status}: ${JSON.stringify(probe.error).slice(0, 200)}`;
