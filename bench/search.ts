@@ -543,14 +543,18 @@ async function loadThroughApi(service: RunningService, datasetId: string, bodies
   } finally {
     agent.destroy();
   }
-  const wallMs = clock().wallMs;
+  return loadFigures('api', stored, LOAD_BATCH, clock().wallMs, latencies);
+}
+
+/** What a load reports: its pace over the whole run and its batches' latency. */
+function loadFigures(path: SearchResult['load']['path'], chunks: number, batch: number, wallMs: number, latencies: number[]): SearchResult['load'] {
   return {
-    path: 'api',
-    chunks: stored,
-    batch: LOAD_BATCH,
+    path,
+    chunks,
+    batch,
     concurrency: LOAD_CONCURRENCY,
     wall_s: Math.round(wallMs / 100) / 10,
-    chunks_per_s: Math.round((stored * 1000) / wallMs),
+    chunks_per_s: Math.round((chunks * 1000) / wallMs),
     batch_p50_ms: Math.round(percentile(latencies, 50)),
     batch_p99_ms: Math.round(percentile(latencies, 99)),
   };
@@ -587,18 +591,7 @@ async function loadInBulk(config: Config, db: Knex, dataset: Dataset, corpus: Ch
   log(`vector index built in ${fmt(vectorIndexMs / 1000, 1)} s`);
   // Statistics for the planner, as after any bulk load (autovacuum would get to it later).
   await db.raw('analyze chunks, chunk_vectors');
-  const wallMs = clock().wallMs;
-  return {
-    path: 'bulk',
-    chunks: written,
-    batch: BULK_BATCH,
-    concurrency: LOAD_CONCURRENCY,
-    wall_s: Math.round(wallMs / 100) / 10,
-    chunks_per_s: Math.round((written * 1000) / wallMs),
-    batch_p50_ms: Math.round(percentile(latencies, 50)),
-    batch_p99_ms: Math.round(percentile(latencies, 99)),
-    steps_ms: { ...writer.steps, vector_index: vectorIndexMs },
-  };
+  return { ...loadFigures('bulk', written, BULK_BATCH, clock().wallMs, latencies), steps_ms: { ...writer.steps, vector_index: vectorIndexMs } };
 }
 
 async function countRows(db: Knex, tableName: string, datasetId: string): Promise<number> {

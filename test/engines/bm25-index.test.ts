@@ -13,6 +13,7 @@ import { retrieve } from '../../server/search/retrieval/index.js';
 import { idf } from '../../server/search/retrieval/termWeights.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { prng } from '../support/prng.js';
 
 let service: TestService;
 
@@ -23,17 +24,6 @@ async function queryTerms(query: string): Promise<string[]> {
 }
 let orgId: string;
 const db = () => service.services.store.db;
-
-/** A deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   'glacier',

@@ -5,16 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DatasetIndex, type Ranked } from '../../server/search/retrieval/bm25/memory.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
-
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../support/prng.js';
 
 const VOCABULARY = Array.from({ length: 60 }, (_, i) => `w${i}`);
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
