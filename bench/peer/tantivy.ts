@@ -32,14 +32,10 @@ export async function tantivyBm25(texts: string[], queries: string[], k: number,
     const fd = fs.openSync(job, 'w');
     try {
       fs.writeSync(fd, `${JSON.stringify({ queries, k, rounds: 3 })}\n`);
-      for (let i = 0; i < texts.length; i += 10_000)
-        fs.writeSync(
-          fd,
-          `${texts
-            .slice(i, i + 10_000)
-            .map((t) => JSON.stringify(t))
-            .join('\n')}\n`,
-        );
+      for (let i = 0; i < texts.length; i += 10_000) {
+        const lines = texts.slice(i, i + 10_000).map((text) => JSON.stringify(text));
+        fs.writeSync(fd, `${lines.join('\n')}\n`);
+      }
     } finally {
       fs.closeSync(fd);
     }

@@ -2,7 +2,8 @@
 
 Reads a JSON lines file ({"queries": [...], "k": 10, "rounds": 3}, then one text a line, as a JSON
 string) and prints JSON with the build time, per-query latencies (search plus reading the ids of
-the hits) and each query's top ids (as indexes into texts). English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
+the hits) and each query's top ids (as indexes into texts). English stemming (Tantivy's en_stem
+tokenizer), k1 = 1.2, b = 0.75.
 """
 import json
 import re

@@ -203,8 +203,8 @@ export class DatasetIndex {
   top(terms: string[], weights: number[], parameters: Bm25Parameters, accept: Uint8Array | null, k: number, least: number): Ranked[] {
     // A negative weight would break the bounds: then every posting is scored.
     if (weights.some((w) => !(w >= 0))) return this.best(this.match(terms, weights, parameters, accept), k, least);
-    const best = new BestK(k, this.ids);
     if (k <= 0) return [];
+    const best = new BestK(k, this.ids);
     const cursors: Cursor[] = [];
     terms.forEach((term, t) => {
       const list = this.lists.get(term);
