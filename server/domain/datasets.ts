@@ -276,19 +276,20 @@ export async function listOrganizationDatasets(
   }));
 }
 
+/** The datasets' chunk counts, from the changes the chunk writes count (migration 018): no chunk is read. */
 async function chunkCounts(db: Knex, datasetIds: string[]): Promise<Map<string, number>> {
   if (datasetIds.length === 0) return new Map();
-  const rows = await db('chunks')
-    .whereIn('dataset_id', datasetIds)
-    .groupBy('dataset_id')
-    .select('dataset_id')
-    .count<{ dataset_id: string; count: string }[]>('* as count');
-  return new Map(rows.map((r) => [r.dataset_id, Number(r.count)]));
+  const rows = await db('dataset_chunk_counts').whereIn('dataset_id', datasetIds).groupBy('dataset_id').select('dataset_id', db.raw('sum(chunks) as count'));
+  return new Map(rows.map((r: { dataset_id: string; count: string }) => [r.dataset_id, Number(r.count)]));
+}
+
+/** How many chunks the dataset holds. */
+export async function datasetChunkCount(db: Knex, datasetId: string): Promise<number> {
+  return (await chunkCounts(db, [datasetId])).get(datasetId) ?? 0;
 }
 
 export async function datasetUsage(db: Knex, datasetId: string): Promise<T.DatasetUsageCount> {
-  const counts = await chunkCounts(db, [datasetId]);
-  return { id: datasetId, dataset_id: datasetId, chunk_count: counts.get(datasetId) ?? 0 };
+  return { id: datasetId, dataset_id: datasetId, chunk_count: await datasetChunkCount(db, datasetId) };
 }
 
 /** Files waiting or being processed; chunks are written synchronously, so none ever wait. */
@@ -389,7 +390,7 @@ export async function cloneDataset(services: Services, organizationId: string, c
         const taken = await trx('datasets').where({ organization_id: organizationId, tracking_id: request.tracking_id }).first('id');
         if (taken) throw badRequest(`tracking_id ${request.tracking_id} is already used by a dataset of the organization`);
       }
-      const chunks = request.clone_chunks ? ((await chunkCounts(trx, [source.id])).get(source.id) ?? 0) : 0;
+      const chunks = request.clone_chunks ? await datasetChunkCount(trx, source.id) : 0;
       await reservePlanCapacity(trx, organizationId, { datasets: 1, chunks });
       const [created] = await trx<DatasetRow>('datasets')
         .insert({
