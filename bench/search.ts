@@ -25,7 +25,7 @@ import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
 import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/index.js';
-import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
+import type { DatasetIndex, Ranked } from '../server/search/retrieval/bm25/memory.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
@@ -751,19 +751,16 @@ function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map
     const q = prepared.get(query);
     if (!q) return [];
     const tag = tagOf(filter);
-    let mask: Uint8Array | null = null;
+    let ranked: Ranked[];
     if (tag) {
       const ids: string[] = await db('chunks')
         .where('chunks.dataset_id', datasetId)
         .whereRaw(TAG_CONDITION, [[tag]])
         .pluck('chunks.id');
-      mask = new Uint8Array(index.capacity);
-      for (const id of ids) {
-        const ordinal = index.ordinal(id);
-        if (ordinal !== undefined) mask[ordinal] = 1;
-      }
-    }
-    return index.top(q.terms, q.weights, q.parameters, mask, n, 0).map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
+      const ordinals = Int32Array.from(ids.flatMap((id) => index.ordinal(id) ?? [])).sort();
+      ranked = index.best(index.matchAmong(ordinals, q.terms, q.weights, q.parameters), n, 0);
+    } else ranked = index.top(q.terms, q.weights, q.parameters, n, 0);
+    return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };
 }
 

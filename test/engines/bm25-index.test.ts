@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
-import { filterPlan } from '../../server/search/retrieval/bm25/index.js';
+import { selective } from '../../server/search/filters/passing.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import { idf } from '../../server/search/retrieval/termWeights.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
@@ -214,18 +214,18 @@ describe.each(['sql', 'memory'] as const)('BM25 in %s', (path) => {
   });
 
   it('is exact with a selective and with a broad filter, and with a threshold', async () => {
-    const direct = filterPlan.directScoring;
+    const limits = { ...selective };
     for (const query of QUERIES.slice(0, 20)) {
       const terms = await queryTerms(query);
       for (const tag of ['few', 'most']) {
         const expected = exhaustive(chunks, terms, 1.2, 0.75, null, (c) => c.tags.includes(tag));
         expectSameHits(await bm25({ query, limit: 10, filter: tagged(tag) }), expected.slice(0, 10), `${query} [${tag}]`, expected);
         // The selective filter through the postings too, read deeper until enough chunks pass.
-        filterPlan.directScoring = 0;
+        Object.assign(selective, { least: 0, share: 0 });
         try {
           expectSameHits(await bm25({ query, limit: 10, filter: tagged(tag) }), expected.slice(0, 10), `${query} [${tag}], postings`, expected);
         } finally {
-          filterPlan.directScoring = direct;
+          Object.assign(selective, limits);
         }
       }
       const all = exhaustive(chunks, terms, 1.2, 0.75, null, () => true);

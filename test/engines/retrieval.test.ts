@@ -7,7 +7,8 @@ import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpError } from '../../server/errors.js';
 import { countMatches, reciprocalRankFusion, retrieve } from '../../server/search/retrieval/index.js';
-import { nearest, semanticQuery, useIterativeScan } from '../../server/search/retrieval/semantic.js';
+import { selective } from '../../server/search/filters/passing.js';
+import { nearest, nearestAmong, semanticQuery, useIterativeScan } from '../../server/search/retrieval/semantic.js';
 import type { RetrievalRequest, SearchType } from '../../server/search/types.js';
 import { vectorIndexName } from '../../server/store/vectors.js';
 import { mode } from '../support/env.js';
@@ -247,13 +248,13 @@ describe('semantic on a larger dataset', () => {
     await db().raw('analyze chunks');
   }, 240_000);
 
-  it('finds every chunk of a selective filter, through the index thanks to its iterative scan', async () => {
+  /** The semantic search for `birds` chunks, and the statements it ran. */
+  async function searchBirds() {
     const statements: { sql: string; bindings: unknown[] }[] = [];
     const listener = (query: { sql: string; bindings?: unknown[] }) => statements.push({ sql: query.sql, bindings: query.bindings ?? [] });
     db().on('query', listener);
-    let result;
     try {
-      result = await retrieve(service.services, 'semantic', {
+      const result = await retrieve(service.services, 'semantic', {
         dataset: large,
         query: 'invoice payment for customer 12',
         filter: { must: [{ field: 'tag_set', match_any: ['birds'] }] },
@@ -261,9 +262,50 @@ describe('semantic on a larger dataset', () => {
         offset: 0,
         countTotal: true,
       });
+      return { result, statements };
     } finally {
       db().removeListener('query', listener);
     }
+  }
+
+  /** The chunks' exact order by distance to the query, nearest first. */
+  async function exactOrder(request: RetrievalRequest, chunkIds: string[]): Promise<string[]> {
+    const query = await semanticQuery(service.services, request);
+    const { rows } = await db().raw<{ rows: { id: string }[] }>(
+      `select chunk_id as id from chunk_vectors where chunk_id = any(?::uuid[]) order by (${query.distance}) + 0, chunk_id`,
+      [chunkIds, query.vector],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  it('answers a selective filter from the chunks passing it, every distance computed, without walking the index', async () => {
+    const { result, statements } = await searchBirds();
+    expect(result.total).toBe(5);
+    const request: RetrievalRequest = { dataset: large, query: 'invoice payment for customer 12', limit: 10, offset: 0 };
+    expect(result.hits.map((h) => h.id)).toEqual(await exactOrder(request, rareIds));
+    expect(statements.some((s) => /order by "distance"/i.test(s.sql))).toBe(false);
+    expect(statements.filter((s) => s.sql.includes('+ 0') && /with "few"/.test(s.sql))).toHaveLength(1);
+  });
+
+  it('reads at most one chunk more than the limit it is given, and leaves broader filters to the index', async () => {
+    const request: RetrievalRequest = { dataset: large, query: 'cranes on the shore', filter: tagFilter('birds'), limit: 3, offset: 0 };
+    const query = await semanticQuery(service.services, request);
+    expect(await nearestAmong(service.services, query, request, 3, 4)).toBeNull();
+    const hits = await nearestAmong(service.services, query, request, 3, 5);
+    expect(hits?.map((h) => h.id)).toEqual((await exactOrder(request, rareIds)).slice(0, 3));
+    expect(await nearestAmong(service.services, query, { ...request, filter: tagFilter('no such tag') }, 3, 0)).toEqual([]);
+  });
+
+  it('finds every chunk of a filter through the index thanks to its iterative scan, when the filter is not selective', async () => {
+    const limits = { ...selective };
+    Object.assign(selective, { least: 0, share: 0 });
+    let searched: Awaited<ReturnType<typeof searchBirds>>;
+    try {
+      searched = await searchBirds();
+    } finally {
+      Object.assign(selective, limits);
+    }
+    const { result, statements } = searched;
     expect(result.hits.map((h) => h.id).sort()).toEqual([...rareIds].sort());
     expect(result.total).toBe(5);
     // One nearest-neighbour statement, and no exact fallback.
@@ -303,11 +345,19 @@ describe('semantic on a larger dataset', () => {
       [large.id, query.vector],
     );
     expect((await everyChunk).map((h) => h.id)).toEqual(exact.map((r) => r.id));
-    // Keyword hits the index cannot give (here, a filter no chunk passes keeps it from giving any):
-    // they come back nearest first, at the scores of their own vectors.
+    // Keyword hits the index cannot give (here, a filter no chunk passes keeps it from giving any;
+    // not taken as selective, so the index is walked): they come back nearest first, at the scores
+    // of their own vectors.
     const none = { ...request, filter: tagFilter('no such tag') };
-    expect(await nearest(service.services, query, none, 3)).toEqual([]);
-    const fromKeywords = await nearest(service.services, query, none, 3, Promise.resolve(rareIds.map((id) => ({ id, score: 0 }))));
+    const limits = { ...selective };
+    Object.assign(selective, { least: 0, share: 0 });
+    let fromKeywords: Awaited<ReturnType<typeof nearest>>;
+    try {
+      expect(await nearest(service.services, query, none, 3)).toEqual([]);
+      fromKeywords = await nearest(service.services, query, none, 3, Promise.resolve(rareIds.map((id) => ({ id, score: 0 }))));
+    } finally {
+      Object.assign(selective, limits);
+    }
     const { rows: rare } = await db().raw<{ rows: { id: string; score: number }[] }>(
       `select chunk_id as id, ${query.score} as score from chunk_vectors where chunk_id = any(?::uuid[]) order by 2 desc, 1 limit 3`,
       [query.vector, rareIds],

@@ -1,7 +1,8 @@
 // The in-memory index's page of results (`top`, which skips postings that cannot reach the page)
-// against scoring every posting (`best(match(…))`): the same chunks, order and scores, bit for bit,
-// on a corpus with tied chunks, removed and re-added chunks, masks, thresholds and boosted terms;
-// and the one ranking that a filtered search's deeper rounds read while the index changes.
+// and its scores of given chunks (`matchAmong`, a selective filter's) against scoring every posting
+// (`best(match(…))`): the same chunks, order and scores, bit for bit, on a corpus with tied chunks,
+// removed and re-added chunks, thresholds and boosted terms; and the one ranking that a filtered
+// search's deeper rounds read while the index changes.
 import { describe, expect, it } from 'vitest';
 import { DatasetIndex, type Ranked } from '../../server/search/retrieval/bm25/memory.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
@@ -49,27 +50,54 @@ describe('the in-memory BM25 top k', () => {
     // Some weights boosted, some nearly equal, one sometimes zero; words outside the vocabulary match nothing.
     return { terms, weights: terms.map(() => (random() < 0.1 ? 0 : 0.5 + random() * 3) * (random() < 0.2 ? 2.5 : 1)) };
   });
-  const mask = new Uint8Array(index.capacity);
-  for (let i = 0; i < mask.length; i++) mask[i] = random() < 0.15 ? 1 : 0;
+  // Ordinals of a selective filter (dead ones among them), ascending.
+  const filtered = Int32Array.from({ length: index.capacity }, (_, i) => i).filter(() => random() < 0.15);
 
-  it('equals scoring every posting, for every query, page size, mask and threshold', () => {
+  it('equals scoring every posting, for every query, page size and threshold', () => {
     let compared = 0;
     for (const p of parameters)
       for (const { terms, weights } of queries)
-        for (const accept of [null, mask])
-          for (const k of [1, 10, 37, 500]) {
-            const all = index.best(index.match(terms, weights, p, accept), 100_000, 0);
-            for (const least of [0, all[Math.min(5, all.length - 1)]?.score ?? 0]) {
-              const expected = index.best(index.match(terms, weights, p, accept), k, least);
-              expect(same(index.top(terms, weights, p, accept, k, least)), `${terms} k ${k} least ${least}`).toEqual(same(expected));
-              compared++;
-            }
+        for (const k of [1, 10, 37, 500]) {
+          const all = index.best(index.match(terms, weights, p), 100_000, 0);
+          for (const least of [0, all[Math.min(5, all.length - 1)]?.score ?? 0]) {
+            const expected = index.best(index.match(terms, weights, p), k, least);
+            expect(same(index.top(terms, weights, p, k, least)), `${terms} k ${k} least ${least}`).toEqual(same(expected));
+            compared++;
           }
-    expect(compared).toBe(parameters.length * queries.length * 2 * 4 * 2);
+        }
+    expect(compared).toBe(parameters.length * queries.length * 4 * 2);
+  });
+
+  it("scores a filter's chunks as scoring every posting does, leaving out dead chunks and those holding no term", () => {
+    const kept = new Set(filtered);
+    let nonEmpty = 0;
+    for (const p of parameters)
+      for (const { terms, weights } of queries) {
+        const all = index.match(terms, weights, p);
+        const expected = new Map<number, number>();
+        all.ordinals.forEach((ordinal, i) => {
+          if (kept.has(ordinal)) expected.set(ordinal, all.scores[i]);
+        });
+        const among = index.matchAmong(filtered, terms, weights, p);
+        expect(new Map(Array.from(among.ordinals, (ordinal, i) => [ordinal, among.scores[i]])), `${terms}`).toEqual(expected);
+        for (const k of [1, 10, 500]) {
+          const ranked = index.best(among, k, 0);
+          expect(same(ranked)).toEqual(
+            same(
+              index
+                .best(all, 100_000, 0)
+                .filter((r) => kept.has(r.ordinal))
+                .slice(0, k),
+            ),
+          );
+        }
+        if (expected.size > 0) nonEmpty++;
+      }
+    expect(nonEmpty).toBeGreaterThan(queries.length);
   });
 
   it('ranks tied chunks by id and leaves out removed ones', () => {
-    const terms = index.top(['w0', 'w1', 'w2'], [1, 1, 1], parameters[0], null, 3000, 0);
+    const terms = index.top(['w0', 'w1', 'w2'], [1, 1, 1], parameters[0], 3000, 0);
     const ids = terms.map((r) => index.idOf(r.ordinal));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).not.toContain(id(3));
@@ -92,7 +120,7 @@ describe('the ranking of filtered rounds', () => {
     const deep = ranking(640);
     expect([shallow.restarted, deep.restarted]).toEqual([false, false]);
     expect(ids(deep.ranked).slice(0, 80)).toEqual(ids(shallow.ranked));
-    const all = index.best(index.match(query.terms, query.weights, query.parameters, null), 640, 0);
+    const all = index.best(index.match(query.terms, query.weights, query.parameters), 640, 0);
     expect(ids(deep.ranked)).toEqual(all.map((r) => index.idOf(r.ordinal)));
   });
 

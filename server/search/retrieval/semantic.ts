@@ -2,20 +2,20 @@
 // dataset's vectors in pgvector, through the dataset's partial HNSW index, with the filter evaluated
 // on the joined `chunks` row.
 //
-// HNSW filters after it walks the graph: with a selective filter, the first `ef_search` candidates
-// may hold few rows that pass. pgvector 0.8's iterative scan (relaxed order) keeps walking until
-// enough rows pass or `hnsw.max_scan_tuples` is reached; relaxed order means the rows come back
-// almost sorted, so they are sorted again here. If the index still yields fewer rows than exist
-// (a very selective filter on a large dataset), an exact scan over the filtered rows answers.
+// HNSW filters after it walks the graph: with a filter, the first `ef_search` candidates may hold
+// few rows that pass. pgvector 0.8's iterative scan (relaxed order) keeps walking until enough rows
+// pass or `hnsw.max_scan_tuples` is reached; relaxed order means the rows come back almost sorted,
+// so they are sorted again here. A filter passing few chunks (filters/passing.ts) skips the walk:
+// every passing chunk's distance is computed, exactly. If the index yields fewer rows than exist
+// (the walk gave up), the same exact scan answers.
 import type { Knex } from 'knex';
 import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
-import type { DatasetRow } from '../../domain/datasets.js';
+import { datasetChunkCount, type DatasetRow } from '../../domain/datasets.js';
 import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
-import { applyChunkFilter } from '../filters.js';
-import { applyTermConditions } from '../query/conditions.js';
+import { estimateFilter, narrowed, passingQuery } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -68,8 +68,7 @@ function datasetVectors(db: Knex, query: SemanticQuery): Knex.QueryBuilder {
 
 /** The dataset's vectors joined to their chunks, the filter applied. */
 function candidates(db: Knex, query: SemanticQuery, request: RetrievalRequest): Knex.QueryBuilder {
-  const builder = datasetVectors(db, query).join('chunks', 'chunks.id', 'chunk_vectors.chunk_id');
-  return applyTermConditions(applyChunkFilter(builder, request.filter, 'chunks', 'filters'), request.conditions);
+  return passingQuery(db, request, datasetVectors(db, query).join('chunks', 'chunks.id', 'chunk_vectors.chunk_id'));
 }
 
 /** The columns of a `Row`: the chunk, and its vector's distance and score to the query. */
@@ -156,16 +155,46 @@ async function nearestCandidates(services: Services, query: SemanticQuery, reque
   return passing([...indexed, ...rescored], request.scoreThreshold).slice(0, n);
 }
 
-/** The same as the index gives, computed exactly over every filtered row (no index). */
-async function nearestExactly(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
-  const db = services.store.db;
-  const builder = candidates(db, query, request)
+/** The `n` nearest of `rows` (vectors joined to their chunks) above the threshold, every distance computed. */
+function exactly(db: Knex, query: SemanticQuery, request: RetrievalRequest, rows: Knex.QueryBuilder, n: number): Knex.QueryBuilder {
+  const builder = rows
     .select(rowColumns(db, query))
     // `+ 0` makes it something else than the indexed expression: a sort of the filtered rows, exact.
     .orderByRaw(`(${query.distance}) + 0, chunk_vectors.chunk_id`, [query.vector])
     .limit(n);
   if (request.scoreThreshold != null) builder.whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);
-  return passing(await builder, request.scoreThreshold);
+  return builder;
+}
+
+/** The same as the index gives, computed exactly over every filtered row (no index). */
+async function nearestExactly(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+  const db = services.store.db;
+  return passing(await exactly(db, query, request, candidates(db, query, request), n), request.scoreThreshold);
+}
+
+/** When the planner expects the filter to pass few chunks, the `n` nearest of them (`nearestAmong`); else null. */
+async function nearestAmongFew(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[] | null> {
+  if (n <= 0 || !narrowed(request)) return null;
+  const db = services.store.db;
+  const filter = await estimateFilter(db, request, datasetChunkCount(db, request.dataset.id));
+  return filter.selective ? nearestAmong(services, query, request, n, filter.limit) : null;
+}
+
+/**
+ * The `n` nearest chunks passing the filter, exactly, when at most `most` pass; else null. One
+ * statement, which reads at most `most` + 1 passing chunks.
+ */
+export async function nearestAmong(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, most: number): Promise<Hit[] | null> {
+  const db = services.store.db;
+  const few = passingQuery(db, request)
+    .select('chunks.id')
+    .limit(most + 1);
+  const rows = datasetVectors(db, query).with('few', few).join('few', 'few.id', 'chunk_vectors.chunk_id').whereRaw('(select count(*) from few) <= ?', [most]);
+  const hits = passing(await exactly(db, query, request, rows, n), request.scoreThreshold);
+  if (hits.length > 0) return hits;
+  // None: none passes (or reaches the threshold), or more than `most` pass.
+  const [{ count }] = await db.with('few', few).from('few').count<{ count: string | number }[]>('* as count');
+  return Number(count) <= most ? hits : null;
 }
 
 /**
@@ -176,10 +205,7 @@ export async function countSemantic(services: Services, query: SemanticQuery | n
   const db = services.store.db;
   let builder: Knex.QueryBuilder;
   if (request.scoreThreshold == null) {
-    builder = applyTermConditions(
-      applyChunkFilter(db('chunks').where('chunks.dataset_id', request.dataset.id), request.filter, 'chunks', 'filters'),
-      request.conditions,
-    );
+    builder = passingQuery(db, request);
   } else {
     if (!query) throw new Error('counting within a score threshold needs the query');
     builder = candidates(db, query, request).whereRaw(`${query.score} >= ?`, [query.vector, request.scoreThreshold]);
@@ -206,6 +232,8 @@ export async function nearest(
   keywords: Promise<Hit[]> = Promise.resolve([]),
 ): Promise<Hit[]> {
   if (n <= 0) return [];
+  const few = await nearestAmongFew(services, query, request, n);
+  if (few) return few;
   const hits = await nearestCandidates(services, query, request, n, keywords);
   if (hits.length >= n) return hits;
   return complete(services, query, request, n, hits, await countSemantic(services, query, request));
@@ -217,10 +245,10 @@ export async function semanticSearch(services: Services, request: RetrievalReque
   const n = request.offset + request.limit;
   if (!request.countTotal) return { hits: (await nearest(services, query, request, n)).slice(request.offset), total: null };
   // Both at once on PostgreSQL; queued one after the other on PGlite's single connection.
-  const [indexed, total] = await Promise.all([
-    n > 0 ? nearestCandidates(services, query, request, n, Promise.resolve([])) : [],
+  const [found, total] = await Promise.all([
+    nearestAmongFew(services, query, request, n).then((few) => few ?? (n > 0 ? nearestCandidates(services, query, request, n, Promise.resolve([])) : [])),
     countSemantic(services, query, request),
   ]);
-  const hits = await complete(services, query, request, n, indexed, total);
+  const hits = await complete(services, query, request, n, found, total);
   return { hits: hits.slice(request.offset), total };
 }

@@ -13,7 +13,8 @@
 //   2. from θ, each term's postings that could lift a chunk to θ, read as index ranges; their chunks,
 //      scored exactly, hold the top k. Step 2 is skipped when step 1 already read every such posting.
 // With a filter, the chunks passing it that hold a query term are scored directly when they are few
-// (a selective filter); otherwise the leading postings are read deeper until k candidates pass.
+// (at most the dataset's selective limit, filters/passing.ts); otherwise the leading postings are
+// read deeper until k candidates pass.
 //
 // Once a dataset's postings are held in memory (memory.ts), its searches score there instead
 // (memorySearch.ts), with the same results; this SQL path serves while that index is built.
@@ -21,8 +22,7 @@ import type { Knex } from 'knex';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
 import type { Services } from '../../../services.js';
-import { hasConditions } from '../../filters.js';
-import { hasTermConditions } from '../../query/conditions.js';
+import { narrowed, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
 import { idf } from '../termWeights.js';
 import type { DatasetIndex } from './memory.js';
@@ -46,11 +46,10 @@ const LEADING_POSTINGS = 100;
 const DEEPER = 8;
 /** ...up to this many per term. */
 const MOST_LEADING_POSTINGS = 8192;
-/** A filter leaving at most `directScoring` matching chunks has them scored directly (a test lowers it). */
-export const filterPlan = { directScoring: 2000 };
-
 export interface Bm25Query extends WeightedTerms {
   parameters: Bm25Parameters;
+  /** The dataset's chunks. */
+  chunks: number;
 }
 
 /** The query's terms that some chunk holds, their weights, and the dataset's parameters; null when nothing can match. */
@@ -64,6 +63,7 @@ export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<
     terms: held.map((t) => t.term),
     weights: held.map((t) => idf(statistics.chunks, t.count) * (boost?.lexemes.includes(t.term) ? boost.factor : 1)),
     parameters: { k1: config.BM25_K, b: config.BM25_B, averageLength: config.BM25_AVG_LEN ?? actualAverage(statistics.chunks, statistics.lengthSum) },
+    chunks: statistics.chunks,
   };
 }
 
@@ -76,8 +76,6 @@ export async function averageLength(db: Knex, dataset: DatasetRow): Promise<numb
 }
 
 const actualAverage = (chunks: number, lengthSum: number) => (chunks > 0 && lengthSum > 0 ? lengthSum / chunks : 1);
-
-const narrowed = (request: RetrievalRequest) => hasConditions(request.filter) || hasTermConditions(request.conditions);
 
 /** Where each term's leading postings stopped. */
 function edges(query: Bm25Query, postings: Posting[], perTerm: number): ReadEdge[] {
@@ -110,8 +108,9 @@ async function rangesFor(db: Knex, request: RetrievalRequest, query: Bm25Query, 
 async function top(db: Knex, request: RetrievalRequest, query: Bm25Query, k: number, least: number): Promise<Hit[]> {
   if (k <= 0) return [];
   if (narrowed(request)) {
-    const matches = await passingMatches(db, request, query.terms, filterPlan.directScoring + 1);
-    if (matches.length <= filterPlan.directScoring) return scoreChunks(db, request, matches, query, query.parameters, least, k);
+    const most = selectiveLimit(query.chunks);
+    const matches = await passingMatches(db, request, query.terms, most + 1);
+    if (matches.length <= most) return scoreChunks(db, request, matches, query, query.parameters, least, k);
   }
   for (let perTerm = Math.max(LEADING_POSTINGS, k); ; perTerm *= DEEPER) {
     const leading = await leadingPostings(db, request.dataset.id, query.terms, perTerm);
@@ -165,7 +164,6 @@ async function search(services: Services, request: RetrievalRequest, k: number, 
       least,
       count,
       countAbove: request.scoreThreshold ?? null,
-      directScoring: filterPlan.directScoring,
       narrowed: narrowed(request),
     });
   return { hits: await top(db, request, query, k, least), total: count ? await countInSql(db, request, query) : null };

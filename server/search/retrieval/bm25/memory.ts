@@ -146,10 +146,10 @@ export class DatasetIndex {
   }
 
   /**
-   * Every live chunk holding one of the terms (and set in `accept`, when given), with its score:
-   * Σ weight · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg)), computed as the SQL path computes it.
+   * Every live chunk holding one of the terms, with its score: Σ weight · tf·(k1+1) / (tf +
+   * k1·(1 − b + b·len/avg)), computed as the SQL path computes it.
    */
-  match(terms: string[], weights: number[], { k1, b, averageLength }: Bm25Parameters, accept: Uint8Array | null): Matches {
+  match(terms: string[], weights: number[], { k1, b, averageLength }: Bm25Parameters): Matches {
     const slots = this.ids.length;
     if (this.scratchScores.length < slots) {
       this.scratchScores = new Float64Array(this.lengths.length);
@@ -171,7 +171,7 @@ export class DatasetIndex {
       const { ordinals, tfs, size } = list;
       for (let j = 0; j < size; j++) {
         const d = ordinals[j];
-        if (dead[d] === 1 || (accept !== null && accept[d] !== 1)) continue;
+        if (dead[d] === 1) continue;
         const tf = tfs[j];
         const part = (weight * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]) / averageLength));
         if (seen[d] === epoch) scores[d] += part;
@@ -197,12 +197,47 @@ export class DatasetIndex {
   }
 
   /**
-   * The best `k` live chunks holding a term (and set in `accept`, when given) that score at least
-   * `least`, best first, ties by chunk id: exactly what best(match(…)) gives, with the same scores.
+   * The chunks among `ordinals` (ascending) that are live and hold one of the terms, with their
+   * scores: what match() gives for them, to the last bit. A filter passing few chunks is scored
+   * this way, each of its chunks looked up in every list, rather than by walking the lists whole.
    */
-  top(terms: string[], weights: number[], parameters: Bm25Parameters, accept: Uint8Array | null, k: number, least: number): Ranked[] {
+  matchAmong(ordinals: Int32Array, terms: string[], weights: number[], { k1, b, averageLength }: Bm25Parameters): Matches {
+    const held = terms.flatMap((term, t) => {
+      const list = this.lists.get(term);
+      return list && list.size > 0 ? [{ list, weight: weights[t], at: 0 }] : [];
+    });
+    const matched = new Int32Array(ordinals.length);
+    const scores = new Float64Array(ordinals.length);
+    let count = 0;
+    for (const d of ordinals) {
+      if (this.dead[d] === 1) continue;
+      const norm = k1 * (1 - b + (b * this.lengths[d]) / averageLength);
+      let score = 0;
+      let holds = false;
+      // In the query's order, as match() adds them up.
+      for (const cursor of held) {
+        cursor.at = seek(cursor.list, cursor.at, d);
+        if (cursor.at < cursor.list.size && cursor.list.ordinals[cursor.at] === d) {
+          const tf = cursor.list.tfs[cursor.at];
+          score += (cursor.weight * tf * (k1 + 1)) / (tf + norm);
+          holds = true;
+        }
+      }
+      if (holds) {
+        matched[count] = d;
+        scores[count++] = score;
+      }
+    }
+    return { ordinals: matched.slice(0, count), scores: scores.slice(0, count) };
+  }
+
+  /**
+   * The best `k` live chunks holding a term that score at least `least`, best first, ties by chunk
+   * id: exactly what best(match(…)) gives, with the same scores.
+   */
+  top(terms: string[], weights: number[], parameters: Bm25Parameters, k: number, least: number): Ranked[] {
     // A negative weight would break the bounds: then every posting is scored.
-    if (weights.some((w) => !(w >= 0))) return this.best(this.match(terms, weights, parameters, accept), k, least);
+    if (weights.some((w) => !(w >= 0))) return this.best(this.match(terms, weights, parameters), k, least);
     if (k <= 0) return [];
     const best = new BestK(k, this.ids);
     const cursors: Cursor[] = [];
@@ -232,7 +267,7 @@ export class DatasetIndex {
         if (c.at < c.list.size && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
       }
       if (d === 0x7fffffff) break;
-      const live = dead[d] !== 1 && (accept === null || accept[d] === 1);
+      const live = dead[d] !== 1;
       const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
       let partial = 0;
       for (let i = walked; i < cursors.length; i++) {

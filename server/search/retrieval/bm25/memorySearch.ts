@@ -1,18 +1,19 @@
 // BM25 over a dataset's in-memory index (memory.ts): chunks holding a query term are scored in
-// memory, exactly, and only the filter is asked of SQL. For a page, the best candidates are checked
-// against the filter first: a broad filter passes k of them at once. When too few pass (or k is a
-// fusion window), a filter passing few chunks becomes a mask for the scoring; one passing many is
-// checked deeper until k pass.
+// memory, exactly, and only the filter is asked of SQL. A filter passing few chunks
+// (filters/passing.ts) has those chunks read and each one scored. A broader filter has the best
+// candidates checked against it, deeper until k pass; the first round is sized by the share of
+// chunks the planner expects to pass, so that it usually holds k of them.
 import type { Knex } from 'knex';
+import { estimateFilter, passingIds } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
 import type { DatasetIndex, Matches, Ranked } from './memory.js';
-import { countPassingMatches, passingAmong, passingChunks } from './postings.js';
+import { countPassingMatches, passingAmong } from './postings.js';
 
-/** Candidates checked against a filter at first, per result asked, and how much deeper each next round goes. */
+/** Each next round checks this many times as many candidates. */
 const DEEPER = 8;
-/** The most candidates checked before the mask is tried. */
-const FIRST_CHECK_MOST = 200;
+/** The first round checks about twice the candidates the expected share needs for k to pass, within these multiples of k. */
+const FIRST_ROUND = { least: 2, most: 64 };
 
 export interface MemorySearch {
   /** Results asked for (offset included), and the least score they may have. */
@@ -21,8 +22,6 @@ export interface MemorySearch {
   /** Count the matches too: those passing the filter, or those reaching `countAbove` when set. */
   count: boolean;
   countAbove: number | null;
-  /** A filter passing at most this many chunks becomes a mask. */
-  directScoring: number;
   narrowed: boolean;
 }
 
@@ -33,30 +32,37 @@ export async function memoryBm25(
   query: Bm25Query,
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  if (!plan.narrowed) return topOf(index, query, null, plan);
-  // A page's worth of candidates is cheap to check first; a fusion window's is not, when the filter
-  // is selective: then the mask is tried first.
-  const depth = firstDepth(plan);
-  const checkFirst = depth <= FIRST_CHECK_MOST;
-  if (checkFirst) {
-    const ranked = toHits(index, index.top(query.terms, query.weights, query.parameters, null, depth, plan.least));
-    const first = await checked(db, request, ranked, 0, depth, plan.k);
-    if (first.complete) return filteredTotal(db, request, index, query, plan, first.hits);
+  if (!plan.narrowed) return topOf(index, query, plan);
+  const chunks = Math.max(index.chunks, 1);
+  const filter = await estimateFilter(db, request, chunks);
+  let share = filter.expected / chunks;
+  if (filter.selective) {
+    const ordinals = await passingOrdinals(db, request, index, filter.limit);
+    if (ordinals) return among(index, query, ordinals, plan);
+    // The planner was wrong: more than the limit pass.
+    share = Math.max(share, filter.limit / chunks);
   }
-  const mask = await filterMask(db, request, index, plan.directScoring);
-  if (!mask) return filteredDeep(db, request, index, query, plan, checkFirst ? depth * DEEPER : depth);
-  return topOf(index, query, mask, plan);
+  return filteredDeep(db, request, index, query, plan, firstRound(plan.k, share));
 }
 
-/** The best k of the chunks in `accept` (all when null), and their count when asked (which needs every match scored). */
-function topOf(index: DatasetIndex, query: Bm25Query, accept: Uint8Array | null, plan: MemorySearch): { hits: Hit[]; total: number | null } {
+/** The best k of all the matches, and their count when asked (which needs every match scored). */
+function topOf(index: DatasetIndex, query: Bm25Query, plan: MemorySearch): { hits: Hit[]; total: number | null } {
   const { terms, weights, parameters } = query;
-  if (!plan.count) return { hits: toHits(index, index.top(terms, weights, parameters, accept, plan.k, plan.least)), total: null };
-  const matches = index.match(terms, weights, parameters, accept);
+  if (!plan.count) return { hits: toHits(index, index.top(terms, weights, parameters, plan.k, plan.least)), total: null };
+  const matches = index.match(terms, weights, parameters);
   return { hits: toHits(index, index.best(matches, plan.k, plan.least)), total: countAbove(matches, plan.countAbove) };
 }
 
-const firstDepth = (plan: MemorySearch) => Math.max(plan.k, 1) * DEEPER;
+/** The best k of the chunks at `ordinals`, and their count when asked. */
+function among(index: DatasetIndex, query: Bm25Query, ordinals: Int32Array, plan: MemorySearch): { hits: Hit[]; total: number | null } {
+  const matches = index.matchAmong(ordinals, query.terms, query.weights, query.parameters);
+  return { hits: toHits(index, index.best(matches, plan.k, plan.least)), total: plan.count ? countAbove(matches, plan.countAbove) : null };
+}
+
+function firstRound(k: number, share: number): number {
+  const multiple = Math.min(FIRST_ROUND.most, Math.max(FIRST_ROUND.least, 2 / share));
+  return Math.ceil(Math.max(k, 1) * multiple);
+}
 
 /** The filter's verdict on the ranked candidates from `from` on: those passing, and whether k have (or the ranking ends before `depth`). */
 async function checked(
@@ -77,17 +83,12 @@ async function checked(
   return { hits, checked: ranked.length, complete: hits.length >= k || ranked.length < depth };
 }
 
-/** A mask over the index's ordinals of the chunks passing the filter, when at most `most` do; else null. */
-async function filterMask(db: Knex, request: RetrievalRequest, index: DatasetIndex, most: number): Promise<Uint8Array | null> {
-  const ids = await passingChunks(db, request, most + 1);
+/** The index's ordinals (ascending) of the chunks passing the filter, when at most `most` do; else null. */
+async function passingOrdinals(db: Knex, request: RetrievalRequest, index: DatasetIndex, most: number): Promise<Int32Array | null> {
+  const ids = await passingIds(db, request, most + 1);
   if (ids.length > most) return null;
-  const mask = new Uint8Array(index.capacity);
-  for (const id of ids) {
-    const ordinal = index.ordinal(id);
-    // A chunk written since the index caught up is not in it yet, as it is not in its matches.
-    if (ordinal !== undefined) mask[ordinal] = 1;
-  }
-  return mask;
+  // A chunk written since the index caught up is not in it yet, as it is not in its matches.
+  return Int32Array.from(ids.flatMap((id) => index.ordinal(id) ?? [])).sort();
 }
 
 /** A filter passing many chunks: the best candidates are checked against it, deeper until k pass. */
@@ -121,14 +122,14 @@ async function filteredDeep(
  * every match scored once (ordinals are never reused, so the matches stay valid), and `restarted`
  * says the rounds must start again from the top.
  */
-export function roundsRanking(index: DatasetIndex, query: Bm25Query, least: number): (depth: number) => { ranked: Hit[]; restarted: boolean } {
+export function roundsRanking(index: DatasetIndex, query: Omit<Bm25Query, 'chunks'>, least: number): (depth: number) => { ranked: Hit[]; restarted: boolean } {
   const { terms, weights, parameters } = query;
   const version = index.version;
   let matches: Matches | null = null;
   return (depth) => {
     if (matches) return { ranked: toHits(index, index.best(matches, depth, least)), restarted: false };
-    if (index.version === version) return { ranked: toHits(index, index.top(terms, weights, parameters, null, depth, least)), restarted: false };
-    matches = index.match(terms, weights, parameters, null);
+    if (index.version === version) return { ranked: toHits(index, index.top(terms, weights, parameters, depth, least)), restarted: false };
+    matches = index.match(terms, weights, parameters);
     return { ranked: toHits(index, index.best(matches, depth, least)), restarted: true };
   };
 }
@@ -146,7 +147,7 @@ async function filteredTotal(
   const total =
     plan.countAbove == null
       ? await countPassingMatches(db, request, query.terms)
-      : (await passingAmong(db, request, aboveIds(index, index.match(query.terms, query.weights, query.parameters, null), plan.countAbove))).size;
+      : (await passingAmong(db, request, aboveIds(index, index.match(query.terms, query.weights, query.parameters), plan.countAbove))).size;
   return { hits: hits.slice(0, plan.k), total };
 }
 

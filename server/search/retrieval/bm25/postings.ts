@@ -2,8 +2,7 @@
 // the postings and counts; migration 008 the terms on each chunk row).
 import type { Knex } from 'knex';
 import type { RetrievalRequest } from '../../types.js';
-import { applyChunkFilter } from '../../filters.js';
-import { applyTermConditions } from '../../query/conditions.js';
+import { passingQuery } from '../../filters/passing.js';
 import { lexemeQuery } from '../termWeights.js';
 import type { Bm25Parameters, PostingRange } from './bounds.js';
 
@@ -85,20 +84,6 @@ export async function chunksInRanges(db: Knex, datasetId: string, ranges: { term
   return rows.map((r) => r.chunk_id);
 }
 
-/** The dataset's chunks (of `from`, a query over `chunks`) that pass the request's filter and conditions. */
-function passing(
-  db: Knex,
-  request: RetrievalRequest,
-  from: Knex.QueryBuilder = db('chunks').where('chunks.dataset_id', request.dataset.id),
-): Knex.QueryBuilder {
-  return applyTermConditions(applyChunkFilter(from, request.filter, 'chunks', 'filters'), request.conditions);
-}
-
-/** Up to `limit` of the chunks passing the filter, whatever terms they hold. */
-export async function passingChunks(db: Knex, request: RetrievalRequest, limit: number): Promise<string[]> {
-  return passing(db, request).limit(limit).pluck('chunks.id');
-}
-
 /**
  * The chunks among `ids` that pass the filter: each looked up by its key (joined from the list),
  * so a broad filter's index is not read in full to intersect it with a few candidates.
@@ -108,7 +93,7 @@ export async function passingAmong(db: Knex, request: RetrievalRequest, ids: str
   const candidates = db
     .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
     .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));
-  return new Set(await passing(db, request, candidates).pluck('chunks.id'));
+  return new Set(await passingQuery(db, request, candidates).pluck('chunks.id'));
 }
 
 /** A tsquery matching chunks that hold any of the terms. */
@@ -116,7 +101,7 @@ const anyTerm = (terms: string[]) => terms.map((lexeme) => lexemeQuery({ lexeme,
 
 /** Up to `limit` of the chunks passing the filter that hold any of the terms. */
 export async function passingMatches(db: Knex, request: RetrievalRequest, terms: string[], limit: number): Promise<string[]> {
-  return passing(db, request)
+  return passingQuery(db, request)
     .whereRaw('chunks.bm25_terms @@ ?::tsquery', [anyTerm(terms)])
     .limit(limit)
     .pluck('chunks.id');
@@ -124,7 +109,7 @@ export async function passingMatches(db: Knex, request: RetrievalRequest, terms:
 
 /** How many chunks passing the filter hold any of the terms. */
 export async function countPassingMatches(db: Knex, request: RetrievalRequest, terms: string[]): Promise<number> {
-  const [row] = await passing(db, request)
+  const [row] = await passingQuery(db, request)
     .whereRaw('chunks.bm25_terms @@ ?::tsquery', [anyTerm(terms)])
     .count<{ count: string | number }[]>('* as count');
   return Number(row.count);
@@ -150,7 +135,7 @@ export async function scoreChunks(
   limit: number | null,
 ): Promise<{ id: string; score: number }[]> {
   if (ids.length === 0) return [];
-  const chunks = passing(db, request)
+  const chunks = passingQuery(db, request)
     .whereRaw('chunks.id = any(?::uuid[])', [ids])
     .select('chunks.id', 'chunks.bm25_length as len', 'chunks.bm25_terms as terms');
   // Each chunk's terms cut down to the query's before they become rows: the stored terms carry

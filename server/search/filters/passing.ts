@@ -1,0 +1,65 @@
+// The chunks that pass a search's filter and term conditions, and whether they are few.
+//
+// An index ranked for the query (an HNSW graph, BM25 posting lists) meets a filter by reading its
+// best candidates and dropping those that fail: cheap while many pass, but a filter passing 1 % of
+// the chunks makes it read about a hundred candidates for every result, and at a million chunks
+// that walk costs more than reading the passing chunks themselves. A filter passing at most
+// `selectiveLimit` chunks is therefore answered from the chunks that pass, scored exactly; the
+// limit grows with the dataset because the walk's cost follows the filter's share, whereas reading
+// the passing chunks costs what their number does. Whether a filter is that selective is first
+// asked of PostgreSQL's planner (its statistics, no rows read), then checked by reading at most one
+// chunk more than the limit, so a wrong estimate costs a bounded read, never a wrong answer.
+import type { Knex } from 'knex';
+import { applyChunkFilter, hasConditions } from '../filters.js';
+import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
+import type { RetrievalRequest } from '../types.js';
+
+/** A filter passing at most max(least, share × the dataset's chunks) chunks is selective (tests lower both). */
+export const selective = { least: 2000, share: 0.02 };
+
+export function selectiveLimit(datasetChunks: number): number {
+  return Math.max(selective.least, Math.floor(datasetChunks * selective.share));
+}
+
+/** Whether the request passes fewer chunks than the whole dataset (a filter or term conditions). */
+export function narrowed(request: RetrievalRequest): boolean {
+  return hasConditions(request.filter) || hasTermConditions(request.conditions);
+}
+
+/** The dataset's chunks (of `from`, a query over `chunks`) that pass the request's filter and conditions. */
+export function passingQuery(
+  db: Knex,
+  request: RetrievalRequest,
+  from: Knex.QueryBuilder = db('chunks').where('chunks.dataset_id', request.dataset.id),
+): Knex.QueryBuilder {
+  return applyTermConditions(applyChunkFilter(from, request.filter, 'chunks', 'filters'), request.conditions);
+}
+
+/** How many chunks the planner expects to pass, from its statistics (no rows are read). */
+export async function estimatedPassing(db: Knex, request: RetrievalRequest): Promise<number> {
+  const result = (await db.raw('explain (format json) ?', [passingQuery(db, request).select('chunks.id')])) as unknown;
+  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
+  const cell = Object.values((rows[0] ?? {}) as Record<string, unknown>)[0];
+  const plan = (typeof cell === 'string' ? JSON.parse(cell) : cell) as { Plan?: { 'Plan Rows'?: number } }[];
+  return Number(plan?.[0]?.Plan?.['Plan Rows'] ?? Number.POSITIVE_INFINITY);
+}
+
+export interface FilterEstimate {
+  /** How many chunks the planner expects to pass. */
+  expected: number;
+  /** The dataset's selective limit, and whether the planner expects at most that many to pass. */
+  limit: number;
+  selective: boolean;
+}
+
+/** What the planner expects of the request's filter on a dataset of `datasetChunks` chunks. */
+export async function estimateFilter(db: Knex, request: RetrievalRequest, datasetChunks: number | Promise<number>): Promise<FilterEstimate> {
+  const [expected, chunks] = await Promise.all([estimatedPassing(db, request), datasetChunks]);
+  const limit = selectiveLimit(chunks);
+  return { expected, limit, selective: expected <= limit };
+}
+
+/** Up to `limit` of the chunks passing the filter. */
+export async function passingIds(db: Knex, request: RetrievalRequest, limit: number): Promise<string[]> {
+  return passingQuery(db, request).limit(limit).pluck('chunks.id');
+}
