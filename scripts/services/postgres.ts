@@ -3,6 +3,7 @@
 // directory is owned by that user and its parent made traversable.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { VECTOR_ROUND_TRIP_ANSWER, VECTOR_ROUND_TRIP_SQL } from '../../server/store/vectors.js';
@@ -116,6 +117,20 @@ async function checkPgvector(port: number, logFile: string): Promise<void> {
   }
 }
 
+/**
+ * Memory by the machine's (or the container's limit), PostgreSQL's rule of thumb: a quarter for its
+ * buffers, and half as the cache the planner may count on. initdb's 128 MB of buffers hold no HNSW
+ * index past about 50,000 chunks, so walks and reads copy pages from the OS cache. Pages are
+ * committed only as they are used.
+ */
+function memorySettings(): string[] {
+  const limit = process.constrainedMemory?.() ?? 0;
+  const mb = Math.floor((limit > 0 ? Math.min(limit, os.totalmem()) : os.totalmem()) / 2 ** 20);
+  const sharedBuffers = Math.min(8192, Math.max(128, Math.floor(mb / 4)));
+  const effectiveCache = Math.max(512, Math.floor(mb / 2));
+  return ['-c', `shared_buffers=${sharedBuffers}MB`, '-c', `effective_cache_size=${effectiveCache}MB`];
+}
+
 export interface RunningPostgres {
   url: string;
   engine: Engine;
@@ -132,7 +147,7 @@ export async function startPostgres(opts: { dataDir: string; port: number; log: 
     'postgres',
     path.join(bin, 'postgres'),
     // TCP on loopback only; no unix socket (its path would need a dir writable by the user).
-    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', ...memorySettings()],
     { logFile, env: pgEnv(), uid: user?.uid, gid: user?.gid, cwd: pgdata },
   );
   // SIGINT = "fast" shutdown: abort sessions, checkpoint, exit.
