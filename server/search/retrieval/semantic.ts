@@ -155,7 +155,7 @@ async function nearestCandidates(services: Services, query: SemanticQuery, reque
   return passing([...indexed, ...rescored], request.scoreThreshold).slice(0, n);
 }
 
-/** The `n` nearest of `rows` (vectors joined to their chunks) above the threshold, every distance computed. */
+/** The `n` nearest of `rows` (a query over `chunk_vectors`) above the threshold, every distance computed. */
 function exactly(db: Knex, query: SemanticQuery, request: RetrievalRequest, rows: Knex.QueryBuilder, n: number): Knex.QueryBuilder {
   const builder = rows
     .select(rowColumns(db, query))
