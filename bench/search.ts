@@ -757,8 +757,7 @@ function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map
         .where('chunks.dataset_id', datasetId)
         .whereRaw(TAG_CONDITION, [[tag]])
         .pluck('chunks.id');
-      const ordinals = Int32Array.from(ids.flatMap((id) => index.ordinal(id) ?? [])).sort();
-      ranked = index.best(index.matchAmong(ordinals, q.terms, q.weights, q.parameters), n, 0);
+      ranked = index.best(index.matchAmong(index.ordinalsOf(ids), q.terms, q.weights, q.parameters), n, 0);
     } else ranked = index.top(q.terms, q.weights, q.parameters, n, 0);
     return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };

@@ -98,8 +98,9 @@ export class DatasetIndex {
     return this.ids[ordinal];
   }
 
-  ordinal(id: string): number | undefined {
-    return this.ordinalOf.get(id);
+  /** The ordinals of the chunks the index holds among `ids`, ascending (for matchAmong). */
+  ordinalsOf(ids: string[]): Int32Array {
+    return Int32Array.from(ids.flatMap((id) => this.ordinalOf.get(id) ?? [])).sort();
   }
 
   /** Slots for ordinals (dead ones included): the size a mask over them needs. */

@@ -88,7 +88,7 @@ async function passingOrdinals(db: Knex, request: RetrievalRequest, index: Datas
   const ids = await passingIds(db, request, most + 1);
   if (ids.length > most) return null;
   // A chunk written since the index caught up is not in it yet, as it is not in its matches.
-  return Int32Array.from(ids.flatMap((id) => index.ordinal(id) ?? [])).sort();
+  return index.ordinalsOf(ids);
 }
 
 /** A filter passing many chunks: the best candidates are checked against it, deeper until k pass. */
