@@ -5,6 +5,7 @@ import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import { startAutoAnalyze } from './autoAnalyze.js';
+import { EMBEDDED_CONNECTIONS, startEmbeddedDatabase } from './embedded.js';
 import { migrationSource } from './migrations/index.js';
 import { checkVectorRoundTrip, hnswSessionSql } from './vectors.js';
 
@@ -64,16 +65,9 @@ function openPostgres(url: string) {
 }
 
 async function openPglite(dir: string) {
-  // Loaded lazily so full mode never pays for the WebAssembly engine.
-  const [{ PGlite }, { vector }, { pg_trgm }, { createPgConfig }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite-pgvector'),
-    import('@electric-sql/pglite/contrib/pg_trgm'),
-    import('@electric-sql/pglite/node-postgres'),
-  ]);
   if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
-  const pglite = await PGlite.create(dir, { extensions: { vector, pg_trgm } });
-  // One PGlite is one session: a pool of one connection keeps transactions from interleaving.
-  const db = knex({ client: 'pg', connection: () => createPgConfig(pglite) as never, pool: { min: 0, max: 1, afterCreate } });
-  return { db, closeEngine: () => pglite.close() };
+  const database = await startEmbeddedDatabase(dir);
+  // One PGlite is one session: the worker keeps the connections' queries and transactions apart.
+  const db = knex({ client: 'pg', connection: database.connection, pool: { min: 0, max: EMBEDDED_CONNECTIONS, afterCreate } });
+  return { db, closeEngine: () => database.close() };
 }

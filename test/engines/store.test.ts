@@ -61,6 +61,49 @@ describe(`store (${mode})`, () => {
     expect(similar.rows[0].close).toBe(true);
   });
 
+  // Embedded, PGlite runs on a thread of its own; a server process never shared the service's thread.
+  it("leaves the service's thread free while a query runs", async () => {
+    const started = performance.now();
+    let longest = 0;
+    let last = started;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 5);
+    try {
+      await store.db.raw('select count(*) from generate_series(1, 5000000) g where g % 7 = 3');
+    } finally {
+      clearInterval(ticker);
+    }
+    const took = performance.now() - started;
+    // A query holding the thread would leave the timer silent for all of its run.
+    expect(took).toBeGreaterThan(150);
+    expect(longest).toBeLessThan(Math.min(100, took / 2));
+  });
+
+  // Embedded, every connection shares PGlite's one session: the worker must keep them apart.
+  it("keeps a transaction's uncommitted rows from the other connections' queries", async () => {
+    const name = `uncommitted ${Date.now()}`;
+    let inside!: () => void;
+    const written = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    const rolledBack = store.db
+      .transaction(async (trx) => {
+        await trx('organizations').insert({ name });
+        inside();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        throw new Error('undo');
+      })
+      .catch((error: Error) => error.message);
+    await written;
+    const seen = await Promise.all(Array.from({ length: 4 }, () => store.db('organizations').where({ name }).count<{ count: string }[]>('* as count')));
+    expect(seen.map(([row]) => Number(row.count))).toEqual([0, 0, 0, 0]);
+    expect(await rolledBack).toBe('undo');
+    expect(await store.db('organizations').where({ name }).pluck('name')).toEqual([]);
+  });
+
   // PostgreSQL's autovacuum does this in full mode, on its own schedule.
   it.runIf(mode === 'embedded')('analyzes a table once enough of its rows changed, as autovacuum would', async () => {
     const analyzer = startAutoAnalyze(store.db, null);
