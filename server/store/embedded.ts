@@ -81,9 +81,15 @@ class WorkerStream extends Duplex {
         this.unitStart = at;
       }
     }
-    this.pending = this.pending.subarray(this.unitStart);
+    // A partial unit is kept as a copy: the driver may reuse what it wrote once written.
+    this.pending = this.unitStart < this.pending.length ? Buffer.from(this.pending.subarray(this.unitStart)) : Buffer.alloc(0);
     this.unitStart = 0;
     done();
+  }
+
+  /** A query's messages, written corked, framed at once. */
+  _writev(chunks: { chunk: Buffer }[], done: (error?: Error | null) => void): void {
+    this._write(Buffer.concat(chunks.map(({ chunk }) => chunk)), 'binary', done);
   }
 
   _final(done: () => void): void {
