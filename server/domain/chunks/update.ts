@@ -8,7 +8,6 @@ import { finite, parseTimeStamp } from './input.js';
 import {
   assertGroupsExist,
   bookmark,
-  chunkRowValues,
   dbColumns,
   derive,
   indexChunks,
@@ -45,7 +44,7 @@ export async function updateChunk(
     await db.transaction(async (trx) => {
       await trx('chunks')
         .where({ id: current.id })
-        .update({ ...(contentChanged ? chunkRowValues(trx, next) : dbColumns(next)), updated_at: trx.fn.now() });
+        .update({ ...dbColumns(next), updated_at: trx.fn.now() });
       await storeVectors(trx, dataset, derived);
       if (changes.group_ids != null || changes.group_tracking_ids != null) {
         await trx('chunk_group_bookmarks').where({ chunk_id: current.id }).del();

@@ -111,13 +111,23 @@ export async function prepareVectorIndex(services: ChunkWriteServices, dataset: 
   await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
 
-/** Writes the vectors of stored chunks, in the chunks' transaction. */
+/**
+ * Writes the vectors and the BM25 terms of stored chunks, in the chunks' transaction. The terms come
+ * last, in an update of their own: their triggers lock the dataset's BM25 totals and term counts
+ * until commit, so concurrent writers to a dataset queue there. Written with the rows instead, the
+ * locks were held through the HNSW inserts, and under 20 clients writes took 310 / 805 ms (p50 /
+ * p99) against 273 / 496.
+ */
 export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
   await writeVectors(
     trx,
     dataset.id,
     derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })),
+  );
+  await writeTerms(
+    trx,
+    derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })),
   );
 }
 
@@ -126,14 +136,24 @@ const termsSql = (text: string) => `to_tsvector('english', ${text})`;
 /** SQL of a terms value's length in terms: each term counted as often as it occurs. */
 const lengthSql = (terms: string) => `(select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(${terms}) u)`;
 
+/**
+ * The lexical text's terms and length, for BM25, and its surface words, which triggers count into
+ * the dataset's vocabulary (migration 009_vocabulary); triggers derive the BM25 postings from the
+ * terms (migration 014_bm25_postings).
+ */
+async function writeTerms(trx: Knex.Transaction, chunks: { id: string; text: string }[]): Promise<void> {
+  await trx.raw(
+    `update chunks set bm25_terms = t.terms, words = string_to_array(t.words, ' '), bm25_length = ${lengthSql('t.terms')}
+     from (select id, ${termsSql('text')} as terms, words from unnest(?::uuid[], ?::text[], ?::text[]) as x(id, text, words)) t
+     where chunks.id = t.id`,
+    [chunks.map((c) => c.id), chunks.map((c) => storableText(c.text)), chunks.map((c) => surfaceWords(c.text).join(' '))],
+  );
+}
+
 /** Postgres text cannot hold NUL, which may occur in extracted text. */
 const storableText = (text: string) => text.replace(/\u0000/g, '');
 
-/**
- * The lexical text's BM25 terms and length, and its surface words, as values of the chunk's own row:
- * written with the row, triggers derive the BM25 postings from the terms (migration
- * 014_bm25_postings) and count the words into the dataset's vocabulary (migration 009_vocabulary).
- */
+/** The same columns as values of one row (for a bulk insert that does the write path's work). */
 export function termColumns(db: Knex, text: string): { bm25_terms: Knex.Raw; bm25_length: Knex.Raw; words: string[] } {
   const stored = storableText(text);
   return {
@@ -141,11 +161,6 @@ export function termColumns(db: Knex, text: string): { bm25_terms: Knex.Raw; bm2
     bm25_length: db.raw(lengthSql(termsSql('?::text')), [stored]),
     words: surfaceWords(text),
   };
-}
-
-/** A chunk's row as written: its columns, and the terms of its lexical text. */
-export function chunkRowValues(db: Knex, chunk: ChunkColumns): Record<string, unknown> {
-  return { ...dbColumns(chunk), ...termColumns(db, lexicalText(chunk)) };
 }
 
 /** Group ids for the given ids (which must exist) and tracking ids (created when missing). */
