@@ -5,6 +5,7 @@ import type { RetrievalRequest } from '../../types.js';
 import { passingQuery } from '../../filters/passing.js';
 import { lexemeQuery } from '../termWeights.js';
 import type { Bm25Parameters, PostingRange } from './bounds.js';
+import { parseTsvectorText } from './tsvectorText.js';
 
 export interface TermStatistics {
   /** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
@@ -164,9 +165,13 @@ export interface ChunkTerms {
   tfs: number[];
 }
 
-const chunkTermsColumns = `c.id, coalesce(c.bm25_length, 0) as length,
-  array(select lexeme from unnest(c.bm25_terms) order by lexeme) as terms,
-  array(select coalesce(array_length(positions, 1), 1) from unnest(c.bm25_terms) order by lexeme) as tfs`;
+const chunkTermsColumns = 'c.id, coalesce(c.bm25_length, 0) as length, c.bm25_terms::text as terms';
+
+type PrintedTerms = { id: string; length: number | string; terms: string };
+
+function chunkTermsOf(row: PrintedTerms): ChunkTerms {
+  return { id: row.id, length: Number(row.length), ...parseTsvectorText(row.terms) };
+}
 
 /** The dataset's version: how many statements have changed its terms (migration 014). */
 export async function termsVersion(db: Knex, datasetId: string): Promise<number> {
@@ -182,22 +187,22 @@ export async function forgetDataset(db: Knex, datasetId: string): Promise<void> 
 
 /** Up to `limit` of the dataset's chunks with terms, after the id `after`, in id order. */
 export async function chunkTermsPage(db: Knex, datasetId: string, after: string | null, limit: number): Promise<ChunkTerms[]> {
-  const { rows } = await db.raw<{ rows: ChunkTerms[] }>(
+  const { rows } = await db.raw<{ rows: PrintedTerms[] }>(
     `select ${chunkTermsColumns} from chunks c
       where c.dataset_id = ? and c.id > coalesce(?::uuid, '00000000-0000-0000-0000-000000000000') and c.bm25_terms is not null
       order by c.id limit ?`,
     [datasetId, after, limit],
   );
-  return rows.map((r) => ({ ...r, length: Number(r.length) }));
+  return rows.map(chunkTermsOf);
 }
 
 /** The chunks among `ids` that are the dataset's and have terms, as they are now. */
 export async function chunkTerms(db: Knex, datasetId: string, ids: string[]): Promise<ChunkTerms[]> {
-  const { rows } = await db.raw<{ rows: ChunkTerms[] }>(
+  const { rows } = await db.raw<{ rows: PrintedTerms[] }>(
     `select ${chunkTermsColumns} from chunks c where c.id = any(?::uuid[]) and c.dataset_id = ? and c.bm25_terms is not null`,
     [ids, datasetId],
   );
-  return rows.map((r) => ({ ...r, length: Number(r.length) }));
+  return rows.map(chunkTermsOf);
 }
 
 export interface TermChanges {
