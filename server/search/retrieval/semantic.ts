@@ -244,7 +244,7 @@ export async function semanticSearch(services: Services, request: RetrievalReque
   const query = await semanticQuery(services, request);
   const n = request.offset + request.limit;
   if (!request.countTotal) return { hits: (await nearest(services, query, request, n)).slice(request.offset), total: null };
-  // Both at once on PostgreSQL; queued one after the other on PGlite's single connection.
+  // Both at once: in parallel on PostgreSQL, queued together in PGlite's worker.
   const [found, total] = await Promise.all([
     nearestAmongFew(services, query, request, n).then((few) => few ?? (n > 0 ? nearestCandidates(services, query, request, n, Promise.resolve([])) : [])),
     countSemantic(services, query, request),
