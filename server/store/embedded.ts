@@ -97,6 +97,7 @@ class WorkerStream extends Duplex {
     done();
   }
 
+  /** Every end of a stream comes here (an ended stream destroys itself): the worker hears of it. */
   _destroy(error: Error | null, done: (error: Error | null) => void): void {
     this.forget(this.id);
     done(error);
@@ -148,7 +149,6 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
       stream: () => {
         const stream = new WorkerStream(worker, ++lastId, forget);
         streams.set(stream.id, stream);
-        stream.once('close', () => forget(stream.id));
         return stream;
       },
     },

@@ -23,45 +23,46 @@ const TEXTS = [
   Array.from({ length: 300 }, () => 'repeat').join(' '), // more positions than a lexeme keeps
 ];
 
-const VALUES = [
+const VALUES: ((text: string) => [sql: string, bindings: unknown[]])[] = [
   (text: string) => ['to_tsvector(?, ?)', ['english', text]],
   (text: string) => ['to_tsvector(?, ?)', ['simple', text]],
   (text: string) => ["setweight(to_tsvector(?, ?), 'A') || to_tsvector(?, ?)", ['english', text, 'simple', text]],
   (text: string) => ['strip(to_tsvector(?, ?))', ['english', text]],
   // Lexemes as given, quotes and backslashes kept (no positions).
   (text: string) => ['array_to_tsvector(?::text[])', [[...new Set(text.split(/\s+/).filter(Boolean))]]],
-] as const;
+];
 
 /** Written in tsvector syntax: quoted lexemes with quotes, backslashes, spaces and colons, weights, positions. */
 const LITERAL = "'it''s':1,4B 'back\\\\slash':2 'a b:c':3A,7C plain:5,6 'q''''q\\\\':8 lone";
+
+/** The tsvector SQL `value` as the database prints it, and its lexemes and frequencies as its unnest gives them. */
+async function printedAndUnnested(value: string, bindings: unknown[]): Promise<{ printed: string; terms: string[]; tfs: number[] }> {
+  const { rows } = await store.db.raw(
+    `select v::text as printed,
+            coalesce(array(select lexeme from unnest(v)), '{}') as terms,
+            coalesce(array(select coalesce(array_length(positions, 1), 1) from unnest(v)), '{}') as tfs
+       from (select ${value} as v) x`,
+    bindings as never,
+  );
+  const [{ printed, terms, tfs }] = rows;
+  return { printed, terms, tfs: tfs.map(Number) };
+}
 
 describe(`printed tsvectors read back (${mode})`, () => {
   it("reads every lexeme and frequency as the database's own unnest gives them", async () => {
     for (const text of TEXTS) {
       for (const value of VALUES) {
         const [sql, bindings] = value(text);
-        const { rows } = await store.db.raw(
-          `select v::text as printed,
-                  coalesce(array(select lexeme from unnest(v)), '{}') as terms,
-                  coalesce(array(select coalesce(array_length(positions, 1), 1) from unnest(v)), '{}') as tfs
-             from (select ${sql} as v) x`,
-          [...bindings],
-        );
-        const [{ printed, terms, tfs }] = rows;
-        expect(parseTsvectorText(printed), `${sql} of ${text.slice(0, 30)}`).toEqual({ terms, tfs: tfs.map(Number) });
+        const { printed, terms, tfs } = await printedAndUnnested(sql, bindings);
+        expect(parseTsvectorText(printed), `${sql} of ${text.slice(0, 30)}`).toEqual({ terms, tfs });
       }
     }
   });
 
   it('reads lexemes holding quotes, backslashes, spaces and colons, with weights', async () => {
-    const { rows } = await store.db.raw(
-      `select v::text as printed, array(select lexeme from unnest(v)) as terms, array(select coalesce(array_length(positions, 1), 1) from unnest(v)) as tfs
-         from (select ?::tsvector as v) x`,
-      [LITERAL],
-    );
-    const [{ printed, terms, tfs }] = rows;
+    const { printed, terms, tfs } = await printedAndUnnested('?::tsvector', [LITERAL]);
     expect(terms).toEqual(expect.arrayContaining(["it's", 'back\\slash', 'a b:c', "q''q\\"]));
-    expect(parseTsvectorText(printed)).toEqual({ terms, tfs: tfs.map(Number) });
+    expect(parseTsvectorText(printed)).toEqual({ terms, tfs });
   });
 
   it('refuses what is not a printed tsvector', () => {
