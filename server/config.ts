@@ -51,6 +51,7 @@ const schema = z
       .optional(),
     TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
     TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('chunk-service'),
+    DEFAULT_EMBEDDER: z.enum(['auto', 'local', 'builtin'], { message: 'must be auto, local or builtin' }).default('auto'),
     EMBEDDING_BASE_URL: url(['http:', 'https:']).optional(),
     EMBEDDING_API_KEY: optionalText,
     RERANKER_BASE_URL: url(['http:', 'https:']).optional(),
@@ -108,6 +109,11 @@ export interface Config {
    */
   publicUrl: string | null;
   logLevel: Env['LOG_LEVEL'];
+  /**
+   * The embedder of new datasets that name no endpoint: `local` the local model, `builtin` the
+   * hashing embedder, `auto` the local model when it is installed and runs, else the hashing one.
+   */
+  defaultEmbedder: Env['DEFAULT_EMBEDDER'];
   store: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string };
   lexical: { kind: 'postgres' } | { kind: 'typesense'; url: string; apiKey: string; collection: string };
   workflows: { kind: 'in-process' } | { kind: 'temporal'; address: string; namespace: string; taskQueue: string };
@@ -140,6 +146,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     fileUploadLimit: sizeInBytes(env.FILE_UPLOAD_LIMIT),
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null,
     logLevel: env.LOG_LEVEL,
+    defaultEmbedder: env.DEFAULT_EMBEDDER,
     store: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dir: path.join(dataDir, 'pglite') },
     lexical: env.TYPESENSE_URL
       ? { kind: 'typesense', url: env.TYPESENSE_URL, apiKey: env.TYPESENSE_API_KEY!, collection: env.TYPESENSE_COLLECTION }

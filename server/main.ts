@@ -145,9 +145,9 @@ async function main(): Promise<void> {
     console.error(error.message);
     process.exit(1);
   }
-  const { store, lexical, workflows } = service.services;
+  const { store, lexical, workflows, defaultEmbedder } = service.services;
   logger.info(
-    { store: store.kind, lexical: lexical.kind, workflows: workflows.kind, startup_ms: Date.now() - started },
+    { store: store.kind, lexical: lexical.kind, workflows: workflows.kind, embedder: defaultEmbedder, startup_ms: Date.now() - started },
     `listening on ${service.url} (API reference at ${service.url}/docs)`,
   );
   let stopping = false;

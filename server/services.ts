@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { bootstrapInstanceAdmin } from './domain/users.js';
+import { chooseDefaultEmbedder } from './engines/embeddings/index.js';
 import { createLexicalIndex } from './engines/lexical/index.js';
 import type { LexicalIndex } from './engines/lexical/types.js';
 import { openFileStorage, type FileStorage } from './engines/storage/index.js';
@@ -22,6 +23,8 @@ export interface Services {
   deferred: DeferredWriter;
   /** Datasets' BM25 postings held in memory for fast search. */
   bm25: Bm25Indexes;
+  /** EMBEDDING_MODEL_NAME of new datasets that name no endpoint. */
+  defaultEmbedder: string;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, store];
   try {
+    const defaultEmbedder = await chooseDefaultEmbedder(config.defaultEmbedder, logger);
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.splice(1, 0, lexical);
@@ -39,7 +43,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
-    return { config, store, lexical, workflows, storage, deferred, bm25, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, storage, deferred, bm25, defaultEmbedder, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

@@ -784,7 +784,7 @@ export const uploadHtmlPage = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Check that the service and its engines answer
  *
- * Answers 200 when the database, the lexical index and the workflow engine all answer, and 503 naming the first one that does not. Needs no API key.
+ * Answers 200 when the database, the lexical index, the workflow engine and (when it is the default embedder) the local embedding model all answer, and 503 naming the first one that does not. Needs no API key.
  */
 export const healthCheck = <ThrowOnError extends boolean = false>(options?: Options<HealthCheckData, ThrowOnError>) => (options?.client ?? client).get<HealthCheckResponses, HealthCheckErrors, ThrowOnError>({ url: '/api/health', ...options });
 

@@ -1319,6 +1319,10 @@ export type HealthReport = {
      * The engine running durable work.
      */
     workflows: 'in-process' | 'temporal';
+    /**
+     * The embedding model new datasets use when their configuration names no endpoint: `all-MiniLM-L6-v2` (the local model) or `builtin` (hashed words, for tests and machines where the model cannot run).
+     */
+    embedder: string;
 };
 
 /**

@@ -1,7 +1,9 @@
 // A dataset's server configuration: every field the interface knows, validated, with the defaults
-// of a self-hosted instance (built-in offline embedder, no LLM or reranker configured). Datasets
+// of a self-hosted instance (the instance's default embedder, no LLM or reranker configured). Datasets
 // store it resolved (every field present); `datasetConfig(row)` is how the rest of the service reads it.
 import { z } from 'zod';
+import { BUILTIN_MODEL, MODELS_IN_SERVICE } from '../engines/embeddings/index.js';
+import { LOCAL_MODEL } from '../engines/embeddings/local/files.js';
 import { badRequest } from '../errors.js';
 import type { DatasetRow } from './datasets.js';
 
@@ -87,7 +89,9 @@ const fieldNames = Object.keys(fields) as ConfigurationField[];
 /** What a dataset starts with unless its creator says otherwise. */
 export const defaultConfiguration: Readonly<DatasetConfiguration> = Object.freeze({
   EMBEDDING_BASE_URL: null,
-  EMBEDDING_MODEL_NAME: 'builtin',
+  // What a stored configuration without the field meant: new datasets get the instance's default
+  // embedder instead (datasetDefaults).
+  EMBEDDING_MODEL_NAME: BUILTIN_MODEL,
   EMBEDDING_QUERY_PREFIX: '',
   EMBEDDING_SIZE: 384,
   DISTANCE_METRIC: 'cosine',
@@ -129,8 +133,16 @@ export const defaultConfiguration: Readonly<DatasetConfiguration> = Object.freez
   TOOL_CONFIGURATION: null,
 });
 
-/** Fields that shape the stored vectors: they cannot change once a dataset holds chunks. */
-export const vectorShapeFields = ['EMBEDDING_SIZE', 'DISTANCE_METRIC'] as const satisfies readonly ConfigurationField[];
+/** The configuration a new dataset starts from on an instance whose default embedder is `model`. */
+export function datasetDefaults(model: string): DatasetConfiguration {
+  return { ...structuredClone(defaultConfiguration), EMBEDDING_MODEL_NAME: model };
+}
+
+/**
+ * Fields that shape the stored vectors: they cannot change once a dataset holds chunks (vectors of
+ * another model or size would not compare with them).
+ */
+export const vectorShapeFields = ['EMBEDDING_MODEL_NAME', 'EMBEDDING_SIZE', 'DISTANCE_METRIC'] as const satisfies readonly ConfigurationField[];
 
 /**
  * Validates the configuration fields a request gives. A missing field is not in the result; a null
@@ -161,9 +173,22 @@ export function parseConfigurationInput(input: unknown, where = 'server_configur
 /** The configuration `changes` make of `base`: given fields replace stored ones, the rest stay. */
 export function mergeConfiguration(base: DatasetConfiguration, changes: Partial<DatasetConfiguration>): DatasetConfiguration {
   const merged = { ...base, ...changes };
-  // The built-in embedder's model name means nothing to a remote endpoint.
-  if (merged.EMBEDDING_BASE_URL && merged.EMBEDDING_MODEL_NAME === defaultConfiguration.EMBEDDING_MODEL_NAME) {
+  const inService = (MODELS_IN_SERVICE as readonly string[]).includes(merged.EMBEDDING_MODEL_NAME);
+  // A model the service runs means nothing to a remote endpoint.
+  if (merged.EMBEDDING_BASE_URL && inService) {
     throw badRequest('server_configuration.EMBEDDING_MODEL_NAME: name the model of EMBEDDING_BASE_URL');
+  }
+  const embedderChanged = 'EMBEDDING_MODEL_NAME' in changes || 'EMBEDDING_BASE_URL' in changes;
+  if (!merged.EMBEDDING_BASE_URL && !inService && embedderChanged) {
+    throw badRequest(
+      `server_configuration.EMBEDDING_MODEL_NAME: without EMBEDDING_BASE_URL it names a model the service runs ` +
+        `(${MODELS_IN_SERVICE.join(' or ')}), got ${JSON.stringify(merged.EMBEDDING_MODEL_NAME)}`,
+    );
+  }
+  if (merged.EMBEDDING_MODEL_NAME === LOCAL_MODEL.name && !merged.EMBEDDING_BASE_URL && merged.EMBEDDING_SIZE !== LOCAL_MODEL.dimension) {
+    throw badRequest(
+      `server_configuration.EMBEDDING_SIZE: ${LOCAL_MODEL.name} makes vectors of ${LOCAL_MODEL.dimension} numbers, got ${merged.EMBEDDING_SIZE}`,
+    );
   }
   return merged;
 }

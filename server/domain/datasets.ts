@@ -8,14 +8,7 @@ import { WorkflowAlreadyRunningError } from '../engines/workflows/types.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import { timestamp } from '../format.js';
 import type { Services } from '../services.js';
-import {
-  datasetConfig,
-  defaultConfiguration,
-  mergeConfiguration,
-  parseConfigurationInput,
-  vectorShapeFields,
-  type DatasetConfiguration,
-} from './datasetConfig.js';
+import { datasetConfig, mergeConfiguration, parseConfigurationInput, vectorShapeFields, type DatasetConfiguration } from './datasetConfig.js';
 import { isUuid } from './ids.js';
 import { reservePlanCapacity } from './quotas.js';
 
@@ -105,8 +98,9 @@ export interface NewDataset {
   server_configuration?: unknown;
 }
 
-export async function createDataset(db: Knex, organizationId: string, request: NewDataset): Promise<T.Dataset> {
-  const [created] = await createDatasets(db, organizationId, null, [request], false);
+/** `defaults`: the configuration a new dataset starts from (datasetDefaults). */
+export async function createDataset(db: Knex, organizationId: string, request: NewDataset, defaults: DatasetConfiguration): Promise<T.Dataset> {
+  const [created] = await createDatasets(db, organizationId, null, [request], false, defaults);
   return created;
 }
 
@@ -114,7 +108,14 @@ export async function createDataset(db: Knex, organizationId: string, request: N
  * Creates the datasets, all or none, in one transaction. With `upsert`, an entry whose tracking id
  * names a dataset of the organization updates it (name, given configuration fields) instead.
  */
-export async function createDatasets(db: Knex, organizationId: string, caller: Caller | null, entries: NewDataset[], upsert: boolean): Promise<T.Dataset[]> {
+export async function createDatasets(
+  db: Knex,
+  organizationId: string,
+  caller: Caller | null,
+  entries: NewDataset[],
+  upsert: boolean,
+  defaults: DatasetConfiguration,
+): Promise<T.Dataset[]> {
   const where = (i: number) => (entries.length > 1 ? `datasets[${i}].` : '');
   const seen = new Map<string, number>();
   const parsed = entries.map((entry, i) => {
@@ -155,7 +156,7 @@ export async function createDatasets(db: Knex, organizationId: string, caller: C
             organization_id: organizationId,
             name: entry.dataset_name,
             tracking_id: entry.tracking_id ?? null,
-            server_configuration: JSON.stringify(mergeConfiguration({ ...defaultConfiguration }, changes)) as never,
+            server_configuration: JSON.stringify(mergeConfiguration(defaults, changes)) as never,
           })
           .returning('*');
         out.push(row);

@@ -31,12 +31,13 @@ import {
   queueLengths,
   updateDataset,
 } from '../domain/datasets.js';
+import { datasetDefaults } from '../domain/datasetConfig.js';
 import { listEvents } from '../domain/events.js';
 import { badRequest } from '../errors.js';
 
 export const create_dataset: CreateDatasetHandler = async ({ body, organizationId, services }) => ({
   status: 200,
-  body: await createDataset(services.store.db, organizationId, body),
+  body: await createDataset(services.store.db, organizationId, body, datasetDefaults(services.defaultEmbedder)),
 });
 
 export const update_dataset: UpdateDatasetHandler = async ({ body, caller, organizationId, services }) => ({
@@ -46,7 +47,7 @@ export const update_dataset: UpdateDatasetHandler = async ({ body, caller, organ
 
 export const batch_create_datasets: BatchCreateDatasetsHandler = async ({ body, caller, organizationId, services }) => ({
   status: 200,
-  body: await createDatasets(services.store.db, organizationId, caller, body.datasets, body.upsert ?? false),
+  body: await createDatasets(services.store.db, organizationId, caller, body.datasets, body.upsert ?? false, datasetDefaults(services.defaultEmbedder)),
 });
 
 export const clone_dataset: CloneDatasetHandler = async ({ body, caller, organizationId, services }) => ({

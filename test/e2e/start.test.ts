@@ -1,4 +1,5 @@
-// `npm start` on a fresh data directory: health answers, and a restart keeps the data.
+// `npm start` on a fresh data directory: health answers, naming the local embedding model (the
+// default that `npm install` installs), and a restart keeps the data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -52,11 +53,13 @@ afterAll(async () => {
 });
 
 describe('npm start (embedded engines)', () => {
-  it('answers /api/health within a minute, stops on SIGINT, and keeps its data across a restart', async () => {
+  it('answers /api/health within a minute with the local model, stops on SIGINT, and keeps its data across a restart', async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-e2e-'));
     const port = await freePort();
     const first = await start(port);
     expect(first.startupMs).toBeLessThan(60_000);
+    const health = await fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.json());
+    expect(health).toMatchObject({ store: 'pglite', embedder: 'all-MiniLM-L6-v2' });
     const created = await fetch(`http://127.0.0.1:${port}/api/organization`, {
       method: 'POST',
       headers: { authorization: ADMIN, 'content-type': 'application/json' },

@@ -17,7 +17,9 @@ describe('health', () => {
     const { data, response } = await healthCheck({ client: service.client() });
     expect(response.status).toBe(200);
     expect(data).toEqual(
-      mode === 'full' ? { store: 'postgres', lexical: 'typesense', workflows: 'temporal' } : { store: 'pglite', lexical: 'postgres', workflows: 'in-process' },
+      mode === 'full'
+        ? { store: 'postgres', lexical: 'typesense', workflows: 'temporal', embedder: 'builtin' }
+        : { store: 'pglite', lexical: 'postgres', workflows: 'in-process', embedder: 'builtin' },
     );
   });
 

@@ -12,7 +12,15 @@ export const mode = process.env.TEST_MODE === 'full' ? 'full' : 'embedded';
 
 export async function testEnvironment(extra: Record<string, string> = {}): Promise<Record<string, string>> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
-  const base = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_API_KEY: 'test-admin-key-0123456789' };
+  // The hashing embedder, fast and exact to the bit; the local model has tests of its own.
+  const base = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ADMIN_API_KEY: 'test-admin-key-0123456789',
+    DEFAULT_EMBEDDER: 'builtin',
+  };
   if (mode === 'embedded') return { ...base, ...extra };
   const engines = inject('engineEnv');
   const suffix = randomBytes(6).toString('hex');

@@ -77,6 +77,7 @@ describe('loadConfig', () => {
     [{ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/33' }, 'OUTBOUND_ALLOW_PRIVATE'],
     [{ OUTBOUND_ALLOW_PRIVATE: 'http://127.0.0.1' }, 'OUTBOUND_ALLOW_PRIVATE'],
     [{ URL_SIGNING_SECRET: 'too-short' }, 'URL_SIGNING_SECRET'],
+    [{ DEFAULT_EMBEDDER: 'minilm' }, 'DEFAULT_EMBEDDER'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));
