@@ -28,13 +28,10 @@ describe('the local model', () => {
     expect(dot(car, weather)).toBeLessThan(0.3);
   });
 
-  it('gives a text the same vector alone and in a batch of other lengths, in the given order', async () => {
+  it('gives a text the same vector alone and among others of other lengths, in the given order', async () => {
     const texts = ['short', 'a somewhat longer text about library catalogues and indexing', 'x', 'medium length words here'];
     const together = await embedder.embed(texts, 'document');
-    for (const [i, text] of texts.entries()) {
-      const [alone] = await embedder.embed([text], 'document');
-      expect(dot(alone, together[i])).toBeGreaterThan(0.9999);
-    }
+    for (const [i, text] of texts.entries()) expect(await embedder.embed([text], 'document')).toEqual([together[i]]);
   });
 
   it('reads the first 256 word pieces of a long text and ignores the rest', async () => {

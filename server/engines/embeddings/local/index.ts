@@ -121,6 +121,7 @@ export class LocalEmbedder implements Embedder {
         modelPath: localModelPath('model'),
         tokenizerPath: localModelPath('tokenizer'),
         maxTokens: LOCAL_MODEL.maxTokens,
+        dimension: LOCAL_MODEL.dimension,
         threads: os.availableParallelism(),
       },
     });

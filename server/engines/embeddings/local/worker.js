@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
 
-const { modelPath, tokenizerPath, maxTokens, threads } = workerData;
+const { modelPath, tokenizerPath, maxTokens, dimension, threads } = workerData;
 // A window of word pieces never needs more characters than this; longer texts are cut first so
 // that a long chunk is not tokenized whole only to be truncated.
 const MAX_CHARS = maxTokens * 24;
@@ -33,44 +33,39 @@ async function start() {
   const withTokenTypes = session.inputNames.includes('token_type_ids');
   const output = session.outputNames[0];
 
+  /**
+   * A text's vector, written into `vector`. One text a run: the quantized model scales each run's
+   * activations by their range, so a text in a batch would get a vector that depends on the other
+   * texts (and their padding). Alone, a text always gets the same vector; and nothing is padding.
+   */
+  async function embedOne(text, vector) {
+    const tokens = tokenize(tokenizer, text);
+    const shape = [1, tokens.length];
+    const ids = BigInt64Array.from(tokens, (id) => BigInt(id));
+    const feeds = {
+      input_ids: new ort.Tensor('int64', ids, shape),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(tokens.length).fill(1n), shape),
+    };
+    if (withTokenTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(tokens.length), shape);
+    const results = await session.run(feeds);
+    const states = results[output].data;
+    const size = vector.length;
+    for (let t = 0; t < tokens.length; t++) {
+      for (let d = 0; d < size; d++) vector[d] += states[t * size + d];
+    }
+    // Mean pooling, then L2 normalization: the norm of the sum is the norm of the mean times the count.
+    let norm = 0;
+    for (let d = 0; d < size; d++) norm += vector[d] * vector[d];
+    norm = Math.sqrt(norm) || 1;
+    for (let d = 0; d < size; d++) vector[d] /= norm;
+    for (const tensor of Object.values(results)) tensor.dispose?.();
+  }
+
   /** The texts' vectors, one after another in one array. */
   async function embed(texts) {
-    const encoded = texts.map((text) => tokenize(tokenizer, text));
-    const width = Math.max(...encoded.map((ids) => ids.length));
-    const count = texts.length;
-    const ids = new BigInt64Array(count * width);
-    const mask = new BigInt64Array(count * width);
-    encoded.forEach((tokens, row) => {
-      for (let i = 0; i < tokens.length; i++) {
-        ids[row * width + i] = BigInt(tokens[i]);
-        mask[row * width + i] = 1n;
-      }
-    });
-    const feeds = {
-      input_ids: new ort.Tensor('int64', ids, [count, width]),
-      attention_mask: new ort.Tensor('int64', mask, [count, width]),
-    };
-    if (withTokenTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(count * width), [count, width]);
-    const results = await session.run(feeds);
-    const hidden = results[output];
-    const size = hidden.dims[2];
-    const states = hidden.data;
-    const vectors = new Float32Array(count * size);
-    for (let row = 0; row < count; row++) {
-      const vector = vectors.subarray(row * size, (row + 1) * size);
-      const tokens = encoded[row].length;
-      for (let t = 0; t < tokens; t++) {
-        const at = (row * width + t) * size;
-        for (let d = 0; d < size; d++) vector[d] += states[at + d];
-      }
-      // Mean pooling and L2 normalization: the norm of the sum is the norm of the mean, times tokens.
-      let norm = 0;
-      for (let d = 0; d < size; d++) norm += vector[d] * vector[d];
-      norm = Math.sqrt(norm) || 1;
-      for (let d = 0; d < size; d++) vector[d] /= norm;
-    }
-    for (const tensor of Object.values(results)) tensor.dispose?.();
-    return { vectors, size };
+    const vectors = new Float32Array(texts.length * dimension);
+    for (const [i, text] of texts.entries()) await embedOne(text, vectors.subarray(i * dimension, (i + 1) * dimension));
+    return { vectors, size: dimension };
   }
 
   parentPort.on('message', async ({ id, texts }) => {
