@@ -8,11 +8,14 @@ import type { ChunkReqPayload } from '../generated/client/types.gen.js';
 import type { Config } from '../server/config.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { termColumns } from '../server/domain/chunks/write.js';
-import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
+import { type Embedder, embedderFor } from '../server/engines/embeddings/index.js';
+import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
 import { type DistanceMetric, ensureVectorIndex, writeVectors } from '../server/store/vectors.js';
 
 export interface BulkDataset {
   id: string;
+  /** EMBEDDING_MODEL_NAME: the raw path embeds with the dataset's own embedder. */
+  model: string;
   size: number;
   metric: DistanceMetric;
 }
@@ -96,14 +99,14 @@ function chunkRow(p: ChunkReqPayload, id: string, datasetId: string): Record<str
 /** Writes batches of plain HTML chunks into a dataset, straight into the engines. */
 export class BulkWriter {
   readonly steps: BulkSteps = { extract: 0, embed: 0, chunks: 0, vectors: 0, lexical: 0 };
-  private readonly embedder: BuiltinEmbedder;
+  private readonly embedder: Embedder;
 
   constructor(
     private readonly db: Knex,
     private readonly lexical: RawLexical,
     private readonly dataset: BulkDataset,
   ) {
-    this.embedder = new BuiltinEmbedder(dataset.size);
+    this.embedder = embedderFor({ EMBEDDING_MODEL_NAME: dataset.model, EMBEDDING_SIZE: dataset.size }, STRICT_OUTBOUND);
   }
 
   async write(slice: ChunkReqPayload[]): Promise<void> {

@@ -10,7 +10,7 @@ import type { ChunkReqPayload } from '../generated/client/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
 import { startService, type RunningService } from '../server/main.js';
 import { ensureVectorIndex, type DistanceMetric } from '../server/store/vectors.js';
-import { BulkWriter, type BulkSteps, type RawLexical, rawLexical } from './bulk.js';
+import { type BulkDataset, BulkWriter, type BulkSteps, type RawLexical, rawLexical } from './bulk.js';
 import { corpusStats, generateCorpus } from './corpus.js';
 import { PhaseProfiler } from './cpuprof.js';
 import { Instrument, type ProfileSnapshot } from './instrument.js';
@@ -35,11 +35,8 @@ export interface IngestOptions {
   cpuProfile: boolean;
 }
 
-interface Dataset {
-  id: string;
+interface Dataset extends BulkDataset {
   organizationId: string;
-  size: number;
-  metric: DistanceMetric;
 }
 
 interface Counts {
@@ -207,7 +204,13 @@ async function newDataset(ctx: Context, name: string): Promise<Dataset> {
   const ds = await once(() => createDataset({ client: ctx.client, headers: { 'SVC-Organization': orgId }, body: { dataset_name: `bench-${name}` } }));
   if (!ds.data) throw new Error(`createDataset answered ${ds.response?.status}: ${String(ds.error)} ${JSON.stringify(ds.error)}`, { cause: ds.error });
   const conf = ds.data.server_configuration;
-  return { id: ds.data.id, organizationId: org.data.id, size: conf.EMBEDDING_SIZE ?? 384, metric: (conf.DISTANCE_METRIC ?? 'cosine') as DistanceMetric };
+  return {
+    id: ds.data.id,
+    organizationId: org.data.id,
+    model: conf.EMBEDDING_MODEL_NAME ?? 'builtin',
+    size: conf.EMBEDDING_SIZE ?? 384,
+    metric: (conf.DISTANCE_METRIC ?? 'cosine') as DistanceMetric,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

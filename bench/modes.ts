@@ -14,10 +14,13 @@ export const MODES: Mode[] = ['embedded', 'full'];
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 
+/** DEFAULT_EMBEDDER of a service start: the embedder of the suite's datasets. */
+export type BenchEmbedder = 'local' | 'builtin';
+
 export interface ModeEnvironment {
   mode: Mode;
-  /** The environment of one service start, on engines no other start has used. */
-  freshEnv(): Promise<Record<string, string>>;
+  /** The environment of one service start, on engines no other start has used, its datasets embedded by `embedder`. */
+  freshEnv(embedder?: BenchEmbedder): Promise<Record<string, string>>;
   /** Seconds the engines took to start (full mode). */
   enginesStartSeconds: number | null;
   close(): Promise<void>;
@@ -31,10 +34,10 @@ export async function openMode(mode: Mode, log: (line: string) => void): Promise
     return {
       mode,
       enginesStartSeconds: null,
-      freshEnv: async () => {
+      freshEnv: async (embedder = 'local') => {
         const dataDir = path.join(root, `data-${++n}`);
         await mkdir(dataDir, { recursive: true });
-        return { ...base, DATA_DIR: dataDir };
+        return { ...base, DEFAULT_EMBEDDER: embedder, DATA_DIR: dataDir };
       },
       close: () => rm(root, { recursive: true, force: true }),
     };
@@ -57,13 +60,14 @@ export async function openMode(mode: Mode, log: (line: string) => void): Promise
   return {
     mode,
     enginesStartSeconds,
-    freshEnv: async () => {
+    freshEnv: async (embedder = 'local') => {
       const suffix = `${randomBytes(4).toString('hex')}_${++n}`;
       const dataDir = path.join(root, `data-${n}`);
       await mkdir(dataDir, { recursive: true });
       return {
         ...base,
         ...services.env,
+        DEFAULT_EMBEDDER: embedder,
         DATA_DIR: dataDir,
         DATABASE_URL: await createDatabase(services.env.DATABASE_URL, `bench_${suffix}`),
         TYPESENSE_COLLECTION: `bench_${suffix}`,

@@ -3,11 +3,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
+import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
+import { formatEmbeddings, runEmbeddings } from './embeddings.js';
 import { formatFiles, runFiles } from './files.js';
 import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
 import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
 import { DEFAULT_LOAD, formatLoad, runLoad } from './load.js';
-import { MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
+import { type BenchEmbedder, MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
 import { writeResult } from './report.js';
@@ -15,12 +17,15 @@ import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
   --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
   --seed <n>             corpus seed (default 42)
+  --embedder <name>      the datasets' embedder: local (the model) or builtin (hashing); default local,
+                           but builtin for search and load, whose 100,000 chunks the model would take
+                           about an hour to embed on two cores
 
   ingest:
   --batch <n>            chunks per API request, at most 120 (default 120)
@@ -67,6 +72,7 @@ async function main(): Promise<number> {
       suite: { type: 'string', default: 'all' },
       mode: { type: 'string', default: MODES.join(',') },
       chunks: { type: 'string' },
+      embedder: { type: 'string' },
       queries: { type: 'string', default: '200' },
       bulk: { type: 'boolean', default: false },
       seed: { type: 'string', default: '42' },
@@ -121,6 +127,12 @@ async function main(): Promise<number> {
   };
   const relevance: RelevanceOptions = { cisiDir: values.cisi };
   const suites: Record<string, Suite> = {
+    embeddings: {
+      run: async (modeEnv, log) => {
+        const result = await runEmbeddings(modeEnv, { seed: int('seed', values.seed) }, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatEmbeddings(modeEnv.mode, result) };
+      },
+    },
     ingest: {
       run: async (modeEnv, log) => {
         const result = await runIngest(modeEnv, ingest, log);
@@ -182,6 +194,11 @@ async function main(): Promise<number> {
     },
   };
 
+  const embedderOption = values.embedder;
+  if (embedderOption !== undefined && embedderOption !== 'local' && embedderOption !== 'builtin') {
+    throw new UsageError(`--embedder: expected local or builtin, got ${embedderOption}`);
+  }
+  const suiteEmbedder = (suite: string): BenchEmbedder => embedderOption ?? (suite === 'search' || suite === 'load' ? 'builtin' : 'local');
   const suiteNames = values.suite === 'all' ? Object.keys(suites) : list(values.suite);
   for (const s of suiteNames) if (!suites[s]) throw new UsageError(`--suite: unknown suite ${s} (known: ${Object.keys(suites).join(', ')})`);
   const modes = list(values.mode) as Mode[];
@@ -208,10 +225,13 @@ async function main(): Promise<number> {
       for (const name of suiteNames) {
         const t0 = performance.now();
         try {
-          const { json, text } = await suites[name].run(modeEnv, (line) => log(`${name}: ${line}`));
+          const embedder = suiteEmbedder(name);
+          log(`${name}: datasets embedded by ${embedder === 'local' ? LOCAL_MODEL.name : 'the builtin hashing embedder'}`);
+          const { json, text } = await suites[name].run(withEmbedder(modeEnv, embedder), (line) => log(`${name}: ${line}`));
           // Instrumented runs go to a file of their own: their figures are not the reported ones.
           const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, {
             ...json,
+            embedder,
             duration_s: Math.round((performance.now() - t0) / 100) / 10,
           });
           console.log(`\n${text}\n→ ${file} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
@@ -228,6 +248,11 @@ async function main(): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/** The mode's engines, each service start's datasets embedded by `embedder` unless a suite says otherwise. */
+function withEmbedder(modeEnv: ModeEnvironment, embedder: BenchEmbedder): ModeEnvironment {
+  return { ...modeEnv, freshEnv: (choice = embedder) => modeEnv.freshEnv(choice), close: () => modeEnv.close() };
+}
 
 main().then(
   (code) => process.exit(code),

@@ -21,7 +21,8 @@ import { createDataset, createOrganization, createOrganizationApiKey, searchChun
 import type { ChunkFilter, ChunkReqPayload } from '../generated/client/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
 import type { DatasetRow } from '../server/domain/datasets.js';
-import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
+import { embedderFor } from '../server/engines/embeddings/index.js';
+import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
 import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/index.js';
@@ -32,7 +33,7 @@ import { useIterativeScan, withScanSettings } from '../server/search/retrieval/s
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
-import { type BulkSteps, BulkWriter, buildVectorIndex, rawLexical } from './bulk.js';
+import { type BulkDataset, type BulkSteps, BulkWriter, buildVectorIndex, rawLexical } from './bulk.js';
 import { corpusStats, generateCorpus, prng } from './corpus.js';
 import { tantivyBm25 } from './peer/tantivy.js';
 import { ADMIN_KEY, type Mode, type ModeEnvironment } from './modes.js';
@@ -222,7 +223,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     log(`in-memory BM25 index built in ${fmt(bm25IndexBuildMs)} ms`);
 
     // Query vectors, computed outside every timing; embedding time measured on its own.
-    const embedder = new BuiltinEmbedder(dataset.size);
+    const embedder = embedderFor({ EMBEDDING_MODEL_NAME: dataset.model, EMBEDDING_SIZE: dataset.size }, STRICT_OUTBOUND);
     const vectors = new Map<string, string>();
     const embedMs = new Map<string, number>();
     for (const q of [...warmQueries, ...queries]) {
@@ -449,11 +450,8 @@ export async function autovacuumIdle(db: Knex, maxMs: number): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Set-up and load
 
-interface Dataset {
-  id: string;
+interface Dataset extends BulkDataset {
   organizationId: string;
-  size: number;
-  metric: DistanceMetric;
 }
 
 /** Set-up calls are not measured: retry once on a network error (a keep-alive socket timed out). */
@@ -478,7 +476,13 @@ async function setUp(admin: Client): Promise<{ dataset: Dataset; apiKey: string 
   if (!key.data) throw new Error(`createOrganizationApiKey answered ${key.response?.status}: ${JSON.stringify(key.error)}`);
   const conf = ds.data.server_configuration;
   return {
-    dataset: { id: ds.data.id, organizationId: org.data.id, size: conf.EMBEDDING_SIZE ?? 384, metric: (conf.DISTANCE_METRIC ?? 'cosine') as DistanceMetric },
+    dataset: {
+      id: ds.data.id,
+      organizationId: org.data.id,
+      model: conf.EMBEDDING_MODEL_NAME ?? 'builtin',
+      size: conf.EMBEDDING_SIZE ?? 384,
+      metric: (conf.DISTANCE_METRIC ?? 'cosine') as DistanceMetric,
+    },
     apiKey: key.data.api_key,
   };
 }
