@@ -40,6 +40,27 @@ describe('the local model', () => {
     expect(dot(a, b)).toBeGreaterThan(0.9999);
   });
 
+  it("leaves the service's thread free while it embeds a write's 120 chunks", async () => {
+    const chunks = Array.from({ length: 120 }, (_, i) => `chunk ${i}: ` + 'shelving catalogued books by subject and author '.repeat(12));
+    const started = performance.now();
+    let longest = 0;
+    let last = started;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 5);
+    try {
+      await embedder.embed(chunks, 'document');
+    } finally {
+      clearInterval(ticker);
+    }
+    const took = performance.now() - started;
+    // A model on the service's thread would leave the timer silent for all of its run.
+    expect(took).toBeGreaterThan(150);
+    expect(longest).toBeLessThan(Math.min(100, took / 2));
+  });
+
   it('answers a query before the document batches queued ahead of it', async () => {
     const documents = Array.from({ length: 96 }, (_, i) => `document number ${i} about shelving books by subject`);
     const finished: string[] = [];
