@@ -717,11 +717,11 @@ export type DatasetAndUsage = {
  */
 export type DatasetConfigurationDto = {
     /**
-     * An OpenAI-compatible embeddings endpoint; null uses the service's built-in offline embedder. Default null.
+     * An OpenAI-compatible embeddings endpoint; null embeds in the service, with the model EMBEDDING_MODEL_NAME names. Default null.
      */
     EMBEDDING_BASE_URL?: string | null;
     /**
-     * The embedding model; `builtin` for the built-in embedder. Default `builtin`.
+     * The embedding model. With EMBEDDING_BASE_URL, the endpoint's model; without it, a model the service runs, `all-MiniLM-L6-v2` (a local sentence-embedding model, 384 dimensions) or `builtin` (hashed words, any EMBEDDING_SIZE). Default the instance's default embedder (see GET /api/health). It cannot change while the dataset holds chunks.
      */
     EMBEDDING_MODEL_NAME?: string | null;
     /**
