@@ -141,9 +141,10 @@ async function main(): Promise<void> {
   try {
     service = await startService(config);
   } catch (error) {
-    if (!(error instanceof ListenError)) throw error;
+    // A setting the machine cannot honour: the message says which, no stack needed.
+    if (!(error instanceof ListenError || error instanceof ConfigError)) throw error;
     console.error(error.message);
-    process.exit(1);
+    process.exit(error instanceof ConfigError ? 2 : 1);
   }
   const { store, lexical, workflows, defaultEmbedder } = service.services;
   logger.info(

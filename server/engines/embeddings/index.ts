@@ -1,6 +1,7 @@
 // Picks the embedder a dataset's configuration asks for: its OpenAI-compatible endpoint when it
 // names one, else the local model or the built-in hashing embedder, by EMBEDDING_MODEL_NAME.
 import type { Logger } from 'pino';
+import { ConfigError } from '../../config.js';
 import type { OutboundSettings } from '../outbound.js';
 import { BuiltinEmbedder } from './builtin.js';
 import { LOCAL_MODEL } from './local/files.js';
@@ -57,7 +58,7 @@ export async function chooseDefaultEmbedder(setting: 'auto' | 'local' | 'builtin
   try {
     await localEmbedder().embed(['a probe of the local model'], 'document');
   } catch (error) {
-    if (setting === 'local') throw new Error(`DEFAULT_EMBEDDER=local: ${(error as Error).message}`);
+    if (setting === 'local') throw new ConfigError(`DEFAULT_EMBEDDER=local: ${(error as Error).message}`);
     logger.warn(`embedder: ${BUILTIN_MODEL}, not ${LOCAL_MODEL.name}: ${(error as Error).message}; new datasets use the hashing embedder`);
     return BUILTIN_MODEL;
   }
