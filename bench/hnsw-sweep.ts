@@ -1,8 +1,8 @@
 // HNSW recall against exact search, by index parameters: the search suite's corpus and queries,
-// embedded by the built-in embedder, in a table of their own on the full mode's PostgreSQL. For
-// choosing m, ef_construction and ef_search; the service is not involved.
+// embedded by the built-in embedder or the local model, in a table of their own on the full mode's
+// PostgreSQL. For choosing m, ef_construction and ef_search; the service is not involved.
 //
-//   npx tsx bench/hnsw-sweep.ts [chunks=100000] [m:ef_construction,…=16:64] [ef_search,…=40,100,200,400]
+//   npx tsx bench/hnsw-sweep.ts [chunks=100000] [m:ef_construction,…=16:64] [ef_search,…=40,100,200,400] [builtin|local]
 //
 // Prints, per index, its build time, then per ef_search the mean recall@10 over 200 queries and
 // the p50 of one kNN statement (one client, nothing else running).
@@ -12,7 +12,9 @@ import path from 'node:path';
 import knex from 'knex';
 import { startServices } from '../scripts/services/index.js';
 import { innerText } from '../server/domain/chunks/content.js';
-import { BuiltinEmbedder } from '../server/engines/embeddings/builtin.js';
+import { BUILTIN_MODEL, embedderFor } from '../server/engines/embeddings/index.js';
+import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
+import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
 import { vectorLiteral } from '../server/store/vectors.js';
 import { generateCorpus } from './corpus.js';
 import { queriesFrom } from './search.js';
@@ -20,6 +22,7 @@ import { queriesFrom } from './search.js';
 const chunks = Number(process.argv[2] ?? 100_000);
 const indexes = (process.argv[3] ?? '16:64').split(',').map((pair) => pair.split(':').map(Number));
 const efSearches = (process.argv[4] ?? '40,100,200,400').split(',').map(Number);
+const model = process.argv[5] === 'local' ? LOCAL_MODEL.name : BUILTIN_MODEL;
 const K = 10;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'hnsw-sweep-'));
@@ -29,17 +32,20 @@ const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(
 try {
   await db.raw('create extension if not exists vector');
   await db.raw('create table sweep (id int primary key, embedding vector(384))');
-  const embedder = new BuiltinEmbedder(384);
+  const embedder = embedderFor({ EMBEDDING_MODEL_NAME: model, EMBEDDING_SIZE: 384 }, STRICT_OUTBOUND);
   const corpus = generateCorpus({ count: chunks, seed: 42 });
   let started = performance.now();
   for (let i = 0; i < chunks; i += 1000) {
     const batch = corpus.slice(i, i + 1000);
-    const vectors = await embedder.embed(batch.map((c) => innerText(c.chunk_html ?? '')));
+    const vectors = await embedder.embed(
+      batch.map((c) => innerText(c.chunk_html ?? '')),
+      'document',
+    );
     await db('sweep').insert(vectors.map((v, j) => ({ id: i + j, embedding: vectorLiteral(v) })));
   }
-  console.log(`${chunks} vectors written in ${seconds(started)} s`);
+  console.log(`${chunks} vectors of ${model} written in ${seconds(started)} s`);
   // The search suite's measured queries (its seed + 1000).
-  const queries = await embedder.embed(queriesFrom(corpus, 200, 42 + 1000));
+  const queries = await embedder.embed(queriesFrom(corpus, 200, 42 + 1000), 'query');
   const literals = queries.map(vectorLiteral);
   await db.raw('set max_parallel_workers_per_gather = 0');
   started = performance.now();
