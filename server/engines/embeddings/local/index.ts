@@ -44,29 +44,14 @@ export class LocalEmbedder implements Embedder {
     if (this.waitingDocuments + texts.length > MAX_WAITING_DOCUMENTS) {
       throw new EmbeddingError(`the local model ${this.model} has ${this.waitingDocuments} texts waiting; try again shortly`, true);
     }
-    // Texts of like length share a batch, so little of a batch is padding; answers keep the given order.
-    const order = texts.map((_, i) => i).sort((a, b) => texts[a].length - texts[b].length);
     const batches: Promise<number[][]>[] = [];
-    for (let i = 0; i < order.length; i += DOCUMENT_BATCH) {
-      batches.push(
-        this.enqueue(
-          this.documents,
-          order.slice(i, i + DOCUMENT_BATCH).map((at) => texts[at]),
-        ),
-      );
-    }
+    for (let i = 0; i < texts.length; i += DOCUMENT_BATCH) batches.push(this.enqueue(this.documents, texts.slice(i, i + DOCUMENT_BATCH)));
     this.waitingDocuments += texts.length;
-    let sorted: number[][];
     try {
-      sorted = (await Promise.all(batches)).flat();
+      return (await Promise.all(batches)).flat();
     } finally {
       this.waitingDocuments -= texts.length;
     }
-    const vectors = new Array<number[]>(texts.length);
-    order.forEach((at, i) => {
-      vectors[at] = sorted[i];
-    });
-    return vectors;
   }
 
   private async embedQueries(texts: string[]): Promise<number[][]> {
