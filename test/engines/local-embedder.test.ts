@@ -9,6 +9,7 @@ import { LocalEmbedder, localModelInstalled } from '../../server/engines/embeddi
 import { EmbeddingError } from '../../server/engines/embeddings/types.js';
 import { mode } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { longestStall } from '../support/threadFree.js';
 
 const dot = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i], 0);
 const embedder = new LocalEmbedder();
@@ -42,20 +43,7 @@ describe('the local model', () => {
 
   it("leaves the service's thread free while it embeds a write's 120 chunks", async () => {
     const chunks = Array.from({ length: 120 }, (_, i) => `chunk ${i}: ` + 'shelving catalogued books by subject and author '.repeat(12));
-    const started = performance.now();
-    let longest = 0;
-    let last = started;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 5);
-    try {
-      await embedder.embed(chunks, 'document');
-    } finally {
-      clearInterval(ticker);
-    }
-    const took = performance.now() - started;
+    const { took, longest } = await longestStall(() => embedder.embed(chunks, 'document'));
     // A model on the service's thread would leave the timer silent for all of its run.
     expect(took).toBeGreaterThan(150);
     expect(longest).toBeLessThan(Math.min(100, took / 2));
