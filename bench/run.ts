@@ -24,8 +24,8 @@ const USAGE = `usage: npm run bench -- [options]
   --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
   --seed <n>             corpus seed (default 42)
   --embedder <name>      the datasets' embedder: local (the model) or builtin (hashing); default local,
-                           but builtin for search and load, whose 100,000 chunks the model would take
-                           about an hour to embed on two cores
+                           but builtin for search and load, whose 100,000 chunks the model takes
+                           about 25 minutes to embed on two cores
 
   ingest:
   --batch <n>            chunks per API request, at most 120 (default 120)
@@ -251,7 +251,7 @@ class UsageError extends Error {}
 
 /** The mode's engines, each service start's datasets embedded by `embedder` unless a suite says otherwise. */
 function withEmbedder(modeEnv: ModeEnvironment, embedder: BenchEmbedder): ModeEnvironment {
-  return { ...modeEnv, freshEnv: (choice = embedder) => modeEnv.freshEnv(choice), close: () => modeEnv.close() };
+  return { ...modeEnv, freshEnv: (choice = embedder) => modeEnv.freshEnv(choice) };
 }
 
 main().then(

@@ -20,7 +20,7 @@ interface Batch {
   reject(error: Error): void;
 }
 
-type FromWorker = { ready: true } | { failed: string } | { id: number; vectors: Float32Array; size: number } | { id: number; failed: string };
+type FromWorker = { ready: true } | { failed: string } | { id: number; vectors: Float32Array } | { id: number; failed: string };
 
 /** Whether the model's files are installed (npm install, or npm run install-model). */
 export function localModelInstalled(): boolean {
@@ -132,7 +132,8 @@ export class LocalEmbedder implements Embedder {
     this.running = null;
     if ('failed' in message) batch.reject(new EmbeddingError(`the local model ${this.model} failed: ${message.failed}`));
     else {
-      const { vectors, size } = message;
+      const { vectors } = message;
+      const size = this.dimension;
       batch.resolve(batch.texts.map((_, i) => Array.from(vectors.subarray(i * size, (i + 1) * size))));
     }
     void this.next();

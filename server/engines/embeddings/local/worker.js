@@ -65,13 +65,13 @@ async function start() {
   async function embed(texts) {
     const vectors = new Float32Array(texts.length * dimension);
     for (const [i, text] of texts.entries()) await embedOne(text, vectors.subarray(i * dimension, (i + 1) * dimension));
-    return { vectors, size: dimension };
+    return vectors;
   }
 
   parentPort.on('message', async ({ id, texts }) => {
     try {
-      const { vectors, size } = await embed(texts);
-      parentPort.postMessage({ id, vectors, size }, [vectors.buffer]);
+      const vectors = await embed(texts);
+      parentPort.postMessage({ id, vectors }, [vectors.buffer]);
     } catch (error) {
       parentPort.postMessage({ id, failed: error instanceof Error ? error.message : String(error) });
     }
