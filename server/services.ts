@@ -8,7 +8,7 @@ import type { LexicalIndex } from './engines/lexical/types.js';
 import { openFileStorage, type FileStorage } from './engines/storage/index.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
 import type { WorkflowEngine } from './engines/workflows/types.js';
-import { Bm25Indexes } from './search/retrieval/bm25/memory.js';
+import { type Bm25Indexes, bm25Indexes } from './search/retrieval/bm25/memory.js';
 import { openStore, type Store } from './store/db.js';
 import { DeferredWriter } from './store/deferred.js';
 
@@ -31,7 +31,7 @@ export interface Services {
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
   const store = await openStore(config.store, logger);
   const deferred = new DeferredWriter(store.db, logger);
-  const bm25 = new Bm25Indexes(store.db, logger);
+  const bm25 = bm25Indexes(store.db, logger);
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, store];
   try {

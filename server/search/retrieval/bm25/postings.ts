@@ -173,12 +173,6 @@ function chunkTermsOf(row: PrintedTerms): ChunkTerms {
   return { id: row.id, length: Number(row.length), ...parseTsvectorText(row.terms) };
 }
 
-/** The dataset's version: how many statements have changed its terms (migration 014). */
-export async function termsVersion(db: Knex, datasetId: string): Promise<number> {
-  const row = await db('bm25_dataset_totals').where({ dataset_id: datasetId }).first('version');
-  return Number(row?.version ?? 0);
-}
-
 /** Forgets a purged dataset's totals and change log (its chunks, postings and counts are gone already). */
 export async function forgetDataset(db: Knex, datasetId: string): Promise<void> {
   await db('bm25_changes').where({ dataset_id: datasetId }).del();
@@ -203,26 +197,4 @@ export async function chunkTerms(db: Knex, datasetId: string, ids: string[]): Pr
     [ids, datasetId],
   );
   return rows.map(chunkTermsOf);
-}
-
-export interface TermChanges {
-  /** The dataset's version now. */
-  version: number;
-  /** The lowest version after `since` whose changes are still kept (null: none kept). */
-  firstKept: number | null;
-  /** The chunks changed after `since`. */
-  changed: string[];
-}
-
-/** What changed in the dataset's terms after version `since`, read in one snapshot. */
-export async function termChanges(db: Knex, datasetId: string, since: number): Promise<TermChanges> {
-  const { rows } = await db.raw<{ rows: { version: string | null; first_kept: string | null; changed: string[] }[] }>(
-    `select t.version,
-            (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
-            array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
-       from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
-    [datasetId, since, datasetId, since, datasetId],
-  );
-  const [row] = rows;
-  return { version: Number(row.version ?? 0), firstKept: row.first_kept == null ? null : Number(row.first_kept), changed: row.changed };
 }
