@@ -334,6 +334,7 @@ export async function deleteDataset(services: Services, dataset: DatasetRow): Pr
   if (hidden === 0) throw notFound(`dataset ${dataset.id} not found`);
   // Hidden datasets are never searched: their postings need not stay in memory.
   services.bm25.drop(dataset.id);
+  services.vectors.drop(dataset.id);
   try {
     await services.workflows.run('purgeDataset', { workflowId: workflowIds.purgeDataset(dataset.id), input: { datasetId: dataset.id } });
   } catch (error) {

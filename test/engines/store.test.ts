@@ -42,6 +42,7 @@ describe(`store (${mode})`, () => {
       '016_chunk_tag_index',
       '017_drop_lexical_documents',
       '018_dataset_chunk_counts',
+      '019_vector_changes',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -8,6 +8,10 @@
 // so they are sorted again here. A filter passing few chunks (filters/passing.ts) skips the walk:
 // every passing chunk's distance is computed, exactly. If the index yields fewer rows than exist
 // (the walk gave up), the same exact scan answers.
+//
+// Once the dataset's vectors are held in memory (vectors/), they answer a search without a filter
+// (the exact distances of the candidates of a graph walked in native code) and one with a selective
+// filter (the exact distances of the passing chunks, whose ids alone are read from the table).
 import type { Knex } from 'knex';
 import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
 import { datasetChunkCount, type DatasetRow } from '../../domain/datasets.js';
@@ -15,8 +19,9 @@ import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
-import { estimateFilter, narrowed, passingQuery } from '../filters/passing.js';
+import { estimateFilter, narrowed, passingIds, passingQuery } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
+import type { HeldVectors, Nearest } from './vectors/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -26,6 +31,14 @@ export const scoreSql: Record<DistanceMetric, (d: string) => string> = {
   dot: (d) => `(-${d})`, // <#> is the negated inner product
   euclidean: (d) => `(1 / (1 + ${d}))`,
   manhattan: (d) => `(1 / (1 + ${d}))`,
+};
+
+/** Score of a distance, as `scoreSql` computes it. */
+export const scoreOf: Record<DistanceMetric, (d: number) => number> = {
+  cosine: (d) => 1 - d,
+  dot: (d) => -d,
+  euclidean: (d) => 1 / (1 + d),
+  manhattan: (d) => 1 / (1 + d),
 };
 
 /** The query embedded and the SQL pieces of a dataset's vector search. */
@@ -172,12 +185,50 @@ async function nearestExactly(services: Services, query: SemanticQuery, request:
   return passing(await exactly(db, query, request, candidates(db, query, request), n), request.scoreThreshold);
 }
 
+/** The dataset's vectors held in memory, current, when they are (else pgvector answers). */
+async function heldVectors(services: Services, request: RetrievalRequest): Promise<HeldVectors | null> {
+  const config = datasetConfig(request.dataset);
+  return services.vectors.held(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+}
+
+/** The held vectors' answer as hits, the threshold applied; null when it is not whole (released meanwhile, graph short). */
+async function heldHits(request: RetrievalRequest, answer: Promise<Nearest>): Promise<Hit[] | null> {
+  const found = await answer.catch(() => null);
+  if (!found?.complete) return null;
+  const score = scoreOf[datasetConfig(request.dataset).DISTANCE_METRIC];
+  return passing(
+    found.ids.map((id, i) => ({ id, distance: found.distances[i], score: score(found.distances[i]) })),
+    request.scoreThreshold,
+  );
+}
+
+const queryValues = (query: SemanticQuery) => Float32Array.from(JSON.parse(query.vector) as number[]);
+
+/**
+ * The `n` nearest chunks from the dataset's vectors held in memory, the keyword hits among the
+ * candidates; null when the search is not theirs to answer (a filter, vectors not held yet, or the
+ * graph came back short).
+ */
+async function nearestHeld(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, keywords: Promise<Hit[]>): Promise<Hit[] | null> {
+  if (narrowed(request)) return null;
+  const held = await heldVectors(services, request);
+  if (!held) return null;
+  const also = (await keywords).map((h) => h.id);
+  return heldHits(request, held.nearest(queryValues(query), n, also));
+}
+
 /** When the planner expects the filter to pass few chunks, the `n` nearest of them (`nearestAmong`); else null. */
 async function nearestAmongFew(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[] | null> {
   if (n <= 0 || !narrowed(request)) return null;
   const db = services.store.db;
   const filter = await estimateFilter(db, request, datasetChunkCount(db, request.dataset.id));
-  return filter.selective ? nearestAmong(services, query, request, n, filter.limit) : null;
+  if (!filter.selective) return null;
+  const held = await heldVectors(services, request);
+  if (!held) return nearestAmong(services, query, request, n, filter.limit);
+  // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
+  const ids = await passingIds(db, request, filter.limit + 1);
+  if (ids.length > filter.limit) return null;
+  return heldHits(request, held.nearestAmong(queryValues(query), n, ids));
 }
 
 /**
@@ -232,11 +283,21 @@ export async function nearest(
   keywords: Promise<Hit[]> = Promise.resolve([]),
 ): Promise<Hit[]> {
   if (n <= 0) return [];
-  const few = await nearestAmongFew(services, query, request, n);
-  if (few) return few;
+  const found = (await nearestHeld(services, query, request, n, keywords)) ?? (await nearestAmongFew(services, query, request, n));
+  if (found) return found;
   const hits = await nearestCandidates(services, query, request, n, keywords);
   if (hits.length >= n) return hits;
   return complete(services, query, request, n, hits, await countSemantic(services, query, request));
+}
+
+/** The `n` nearest from memory, else among few passing chunks, else through the HNSW index. */
+async function firstFound(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[]> {
+  const none = Promise.resolve([]);
+  return (
+    (await nearestHeld(services, query, request, n, none)) ??
+    (await nearestAmongFew(services, query, request, n)) ??
+    (await nearestCandidates(services, query, request, n, none))
+  );
 }
 
 /** A page of semantic hits, and how many chunks pass the filter (and the threshold) when asked. */
@@ -245,10 +306,7 @@ export async function semanticSearch(services: Services, request: RetrievalReque
   const n = request.offset + request.limit;
   if (!request.countTotal) return { hits: (await nearest(services, query, request, n)).slice(request.offset), total: null };
   // Both at once: in parallel on PostgreSQL, queued together in PGlite's worker.
-  const [found, total] = await Promise.all([
-    nearestAmongFew(services, query, request, n).then((few) => few ?? (n > 0 ? nearestCandidates(services, query, request, n, Promise.resolve([])) : [])),
-    countSemantic(services, query, request),
-  ]);
+  const [found, total] = await Promise.all([n > 0 ? firstFound(services, query, request, n) : Promise.resolve([]), countSemantic(services, query, request)]);
   const hits = await complete(services, query, request, n, found, total);
   return { hits: hits.slice(request.offset), total };
 }

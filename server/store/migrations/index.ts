@@ -18,6 +18,7 @@ import * as m015 from './015_bm25_average_length.js';
 import * as m016 from './016_chunk_tag_index.js';
 import * as m017 from './017_drop_lexical_documents.js';
 import * as m018 from './018_dataset_chunk_counts.js';
+import * as m019 from './019_vector_changes.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '016_chunk_tag_index': m016,
   '017_drop_lexical_documents': m017,
   '018_dataset_chunk_counts': m018,
+  '019_vector_changes': m019,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,183 @@
+// The datasets' vectors held in memory for nearest-neighbour search, on a worker thread (worker.js):
+// an HNSW graph finds candidates, and their exact distances rank them. Built and kept current from
+// the dataset's change log as mirrors.ts describes; until a dataset's vectors are held, and for the
+// searches they do not serve (filters, the manhattan metric), pgvector answers (../semantic.ts).
+//
+// Held in memory because a walk of pgvector's graph costs several milliseconds of the database's
+// CPU per search (and in embedded mode the one thread PGlite runs on), which capped concurrent
+// searches; the graph here is walked in native code, over int8 copies, in well under one.
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { DistanceMetric } from '../../../store/vectors.js';
+import { type Mirror, Mirrors } from '../mirrors.js';
+import { storedConfiguration, type VectorPage, vectorsOf, vectorsPage } from './store.js';
+
+/** The metrics the graph serves (manhattan has no graph metric with the same order). */
+const HELD_METRICS: ReadonlySet<DistanceMetric> = new Set(['cosine', 'dot', 'euclidean']);
+/** Vectors read per page while building. */
+const BUILD_PAGE = 4000;
+/** Bytes held across datasets; the least recently searched go first. */
+const BYTES_BUDGET = 4 * 2 ** 30;
+/**
+ * The graph: 32 links a node, 200 candidates kept while inserting, 384 while searching; int8 copies
+ * for cosine (compared by direction, which int8 keeps well), half floats for the others. Chosen on
+ * the local model's vectors (bench/README.md): the exact ranking of 100 candidates repairs what
+ * int8 blurs, and a wider search list costs far less here than a walk of pgvector's graph.
+ */
+const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384 };
+/** Candidates taken from the graph for a search, at least; they are then ranked exactly. */
+const MIN_CANDIDATES = 100;
+
+export interface Nearest {
+  /** Nearest first, ties by id. */
+  ids: string[];
+  distances: Float64Array;
+  /** false: the graph found fewer candidates than it was asked for. */
+  complete: boolean;
+}
+
+interface Stats {
+  chunks: number;
+  slots: number;
+}
+
+interface VectorWorker {
+  create(handle: number, options: object): void;
+  add(handle: number, ids: string[], vectors: Float32Array): Stats;
+  remove(handle: number, ids: string[]): Stats;
+  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: string[]): Nearest;
+  release(handle: number): void;
+}
+
+/** A dataset's vectors as the worker holds them. */
+export class HeldVectors implements Mirror {
+  version = 0;
+  chunks = 0;
+  private slots = 0;
+
+  constructor(
+    private readonly worker: Comlink.Remote<VectorWorker>,
+    private readonly handle: number,
+    readonly dimension: number,
+    readonly metric: DistanceMetric,
+  ) {}
+
+  get deadShare(): number {
+    return this.slots === 0 ? 0 : (this.slots - this.chunks) / this.slots;
+  }
+
+  /** Bytes: each vector, its quantized copy, its links and its id. */
+  get size(): number {
+    return this.slots * (this.dimension * (4 + (this.metric === 'cosine' ? 1 : 2)) + GRAPH.connectivity * 2 * 4 + 100);
+  }
+
+  async add(page: VectorPage): Promise<void> {
+    this.took(await this.worker.add(this.handle, page.ids, Comlink.transfer(page.vectors, [page.vectors.buffer])));
+  }
+
+  async remove(ids: string[]): Promise<void> {
+    this.took(await this.worker.remove(this.handle, ids));
+  }
+
+  /** The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance. */
+  nearest(query: Float32Array, k: number, also: string[]): Promise<Nearest> {
+    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), also);
+  }
+
+  /** The `k` nearest of the chunks `among`, by exact distance (no graph). */
+  nearestAmong(query: Float32Array, k: number, among: string[]): Promise<Nearest> {
+    return this.worker.nearest(this.handle, query, k, 0, among);
+  }
+
+  release(): void {
+    this.worker.release(this.handle).catch(() => undefined);
+  }
+
+  private took(stats: Stats): void {
+    this.chunks = stats.chunks;
+    this.slots = stats.slots;
+  }
+}
+
+/** The datasets' vectors held in memory, and the worker that holds them. */
+export class VectorIndexes extends Mirrors<HeldVectors> {
+  private thread: Worker | null = null;
+  private worker: Comlink.Remote<VectorWorker> | null = null;
+  private handles = 0;
+
+  constructor(db: Knex, logger: Logger) {
+    super(db, logger, {
+      what: 'vectors',
+      budget: BYTES_BUDGET,
+      load: async (datasetId, more) => {
+        const config = await storedConfiguration(db, datasetId);
+        if (!config) throw new Error(`no dataset ${datasetId}`);
+        const held = await this.hold(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+        for (let after: string | null = null; ; ) {
+          const { page, last, read } = await vectorsPage(db, datasetId, held.dimension, after, BUILD_PAGE);
+          await held.add(page);
+          if (read < BUILD_PAGE || !more(held)) return held;
+          after = last;
+        }
+      },
+      apply: async (held, datasetId, changed) => {
+        const now = await vectorsOf(db, datasetId, held.dimension, changed);
+        const present = new Set(now.ids);
+        await held.remove(changed.filter((id) => !present.has(id)));
+        await held.add(now);
+      },
+    });
+  }
+
+  /** Whether a dataset of this metric is served from memory. */
+  static serves(metric: DistanceMetric): boolean {
+    return HELD_METRICS.has(metric);
+  }
+
+  /** The dataset's vectors, current, when they are held in the shape the dataset has now; else null. */
+  async held(datasetId: string, dimension: number, metric: DistanceMetric): Promise<HeldVectors | null> {
+    if (!VectorIndexes.serves(metric)) return null;
+    const held = await this.current(datasetId);
+    if (held && (held.dimension !== dimension || held.metric !== metric)) {
+      // Its shape changed while it held no chunks: read it again.
+      this.drop(datasetId);
+      return null;
+    }
+    return held;
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.thread?.terminate();
+    this.thread = null;
+    this.worker = null;
+  }
+
+  private async hold(dimension: number, metric: DistanceMetric): Promise<HeldVectors> {
+    if (!VectorIndexes.serves(metric)) throw new Error(`vectors of the ${metric} metric are not held in memory`);
+    const worker = this.started();
+    const handle = ++this.handles;
+    await worker.create(handle, {
+      dimension,
+      metric,
+      quantization: metric === 'cosine' ? 'i8' : 'f16',
+      ...GRAPH,
+      threads: os.availableParallelism(),
+    });
+    return new HeldVectors(worker, handle, dimension, metric);
+  }
+
+  private started(): Comlink.Remote<VectorWorker> {
+    if (!this.worker) {
+      this.thread = new Worker(new URL('./worker.js', import.meta.url));
+      // The service must not wait on a worker that holds nothing it has to finish.
+      this.thread.unref();
+      this.worker = Comlink.wrap<VectorWorker>(nodeEndpoint(this.thread));
+    }
+    return this.worker;
+  }
+}

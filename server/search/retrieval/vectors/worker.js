@@ -1,0 +1,167 @@
+// Datasets' vectors held in memory on a thread of their own, so that building a graph and walking
+// it never hold up the service's thread. Each set of vectors is an HNSW graph (usearch), over
+// quantized copies, for finding candidates fast, and the vectors themselves, for scoring them
+// exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
+// them, so the graph's quantization changes which chunks are found, never their scores. Plain
+// JavaScript: a worker is loaded by Node itself, without the TypeScript loader of the service.
+import { parentPort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import usearch from 'usearch';
+
+/** Vectors per block of storage (blocks keep any one allocation small at millions of vectors). */
+const BLOCK = 65_536;
+/** The graph's metric for each of the service's: the same order of neighbours. */
+const GRAPH_METRIC = { cosine: 'cos', dot: 'ip', euclidean: 'l2sq' };
+
+/** pgvector's distance of two vectors, for each metric (smaller is closer). */
+const DISTANCE = {
+  cosine(a, ao, b, bo, n) {
+    let dot = 0;
+    let na = 0;
+    let nb = 0;
+    for (let i = 0; i < n; i++) {
+      dot += a[ao + i] * b[bo + i];
+      na += a[ao + i] * a[ao + i];
+      nb += b[bo + i] * b[bo + i];
+    }
+    const similarity = dot / Math.sqrt(na * nb);
+    // As pgvector: rounding may take the similarity past ±1; a zero vector has none (NaN).
+    return Number.isNaN(similarity) ? Number.NaN : 1 - Math.max(-1, Math.min(1, similarity));
+  },
+  dot(a, ao, b, bo, n) {
+    let dot = 0;
+    for (let i = 0; i < n; i++) dot += a[ao + i] * b[bo + i];
+    return -dot;
+  },
+  euclidean(a, ao, b, bo, n) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      const d = a[ao + i] - b[bo + i];
+      sum += d * d;
+    }
+    return Math.sqrt(sum);
+  },
+};
+
+class DatasetVectors {
+  constructor({ dimension, metric, quantization, connectivity, expansionAdd, expansionSearch, threads }) {
+    this.dimension = dimension;
+    this.distance = DISTANCE[metric];
+    this.threads = threads;
+    this.graph = new usearch.Index({
+      dimensions: dimension,
+      metric: GRAPH_METRIC[metric],
+      quantization,
+      connectivity,
+      expansion_add: expansionAdd,
+      expansion_search: expansionSearch,
+      multi: false,
+    });
+    /** Chunk id by slot (null: removed). A replaced vector takes a new slot; the graph keys by slot. */
+    this.ids = [];
+    this.slotOf = new Map();
+    this.blocks = [];
+    this.dead = 0;
+  }
+
+  vectorAt(slot) {
+    return [this.blocks[Math.floor(slot / BLOCK)], (slot % BLOCK) * this.dimension];
+  }
+
+  /** Adds the chunks' vectors (one after another in `vectors`), replacing what was held for them. */
+  add(ids, vectors) {
+    const keys = new BigUint64Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      this.removeOne(ids[i]);
+      const slot = this.ids.length;
+      if (slot % BLOCK === 0) this.blocks.push(new Float32Array(BLOCK * this.dimension));
+      const [block, at] = this.vectorAt(slot);
+      block.set(vectors.subarray(i * this.dimension, (i + 1) * this.dimension), at);
+      this.ids.push(ids[i]);
+      this.slotOf.set(ids[i], slot);
+      keys[i] = BigInt(slot);
+    }
+    if (ids.length > 0) this.graph.add(keys, vectors, this.threads);
+  }
+
+  remove(ids) {
+    for (const id of ids) this.removeOne(id);
+  }
+
+  removeOne(id) {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return;
+    this.slotOf.delete(id);
+    this.ids[slot] = null;
+    this.dead++;
+    this.graph.remove(BigInt(slot));
+  }
+
+  /**
+   * The `k` nearest chunks among the graph's `candidates` nearest (none: no walk) and the chunks
+   * `also`, by exact distance (nearest first, ties by id), and whether the graph found all it was
+   * asked for.
+   */
+  nearest(query, k, candidates, also) {
+    const live = this.ids.length - this.dead;
+    const wanted = Math.min(candidates, live);
+    const found = wanted > 0 ? this.graph.search(query, wanted, 1).keys : new BigUint64Array(0);
+    const slots = new Set();
+    for (const key of found) slots.add(Number(key));
+    for (const id of also) {
+      const slot = this.slotOf.get(id);
+      if (slot !== undefined) slots.add(slot);
+    }
+    const scored = [];
+    for (const slot of slots) {
+      const id = this.ids[slot];
+      if (id == null) continue;
+      const [block, at] = this.vectorAt(slot);
+      const distance = this.distance(query, 0, block, at, this.dimension);
+      // No distance (a zero vector under cosine) is no match, as in SQL.
+      if (!Number.isNaN(distance)) scored.push({ id, distance });
+    }
+    scored.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const best = scored.slice(0, k);
+    return { ids: best.map((s) => s.id), distances: Float64Array.from(best, (s) => s.distance), complete: found.length >= wanted };
+  }
+
+  get stats() {
+    return { chunks: this.ids.length - this.dead, slots: this.ids.length };
+  }
+}
+
+const sets = new Map();
+
+function held(handle) {
+  const set = sets.get(handle);
+  if (!set) throw new Error(`no vectors held under ${handle}`);
+  return set;
+}
+
+Comlink.expose(
+  {
+    create(handle, options) {
+      sets.set(handle, new DatasetVectors(options));
+    },
+    add(handle, ids, vectors) {
+      const set = held(handle);
+      set.add(ids, vectors);
+      return set.stats;
+    },
+    remove(handle, ids) {
+      const set = held(handle);
+      set.remove(ids);
+      return set.stats;
+    },
+    nearest(handle, query, k, candidates, also) {
+      const answer = held(handle).nearest(query, k, candidates, also);
+      return Comlink.transfer(answer, [answer.distances.buffer]);
+    },
+    release(handle) {
+      sets.delete(handle);
+    },
+  },
+  nodeEndpoint(parentPort),
+);

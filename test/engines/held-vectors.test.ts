@@ -1,0 +1,190 @@
+// Semantic search from the vectors held in memory (search/retrieval/vectors, migration 019) against
+// an exact nearest-neighbour search computed here: for each metric the graph serves, nearly every
+// true neighbour found and every score the exact one; and the held vectors kept current by the
+// change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganization } from '../../generated/client/sdk.gen.js';
+import type * as T from '../../generated/client/types.gen.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
+import { datasetVersion } from '../../server/search/retrieval/changes.js';
+import { retrieve } from '../../server/search/retrieval/index.js';
+import type { Hit } from '../../server/search/types.js';
+import { scoreSql } from '../../server/search/retrieval/semantic.js';
+import { type DistanceMetric, distanceOperators, ensureVectorIndex, vectorLiteral, writeVectors } from '../../server/store/vectors.js';
+import { prng } from '../support/prng.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+const DIMENSION = 24;
+const CHUNKS = 3000;
+const QUERIES = 40;
+
+let service: TestService;
+let orgId: string;
+const db = () => service.services.store.db;
+
+/** Vectors around 30 centres, so that neighbours are near and far. */
+function vectors(count: number, random: () => number): number[][] {
+  const centres = Array.from({ length: 30 }, () => Array.from({ length: DIMENSION }, () => random() * 2 - 1));
+  return Array.from({ length: count }, () => {
+    const centre = centres[Math.floor(random() * centres.length)];
+    return centre.map((c) => c + (random() - 0.5) * 0.6);
+  });
+}
+
+const distanceOf: Record<Exclude<DistanceMetric, 'manhattan'>, (a: number[], b: number[]) => number> = {
+  cosine: (a, b) => {
+    const dot = a.reduce((s, x, i) => s + x * b[i], 0);
+    return 1 - dot / Math.sqrt(a.reduce((s, x) => s + x * x, 0) * b.reduce((s, x) => s + x * x, 0));
+  },
+  dot: (a, b) => -a.reduce((s, x, i) => s + x * b[i], 0),
+  euclidean: (a, b) => Math.sqrt(a.reduce((s, x, i) => s + (x - b[i]) ** 2, 0)),
+};
+const scoreOf = { cosine: (d: number) => 1 - d, dot: (d: number) => -d, euclidean: (d: number) => 1 / (1 + d) };
+
+async function insertChunks(dataset: DatasetRow, metric: DistanceMetric, list: number[][]): Promise<string[]> {
+  await ensureVectorIndex(db(), dataset.id, DIMENSION, metric);
+  const ids: string[] = [];
+  for (let i = 0; i < list.length; i += 500) {
+    const batch = list.slice(i, i + 500);
+    const rows: { id: string }[] = await db()('chunks')
+      .insert(batch.map((_, j) => ({ dataset_id: dataset.id, chunk_html: `chunk ${i + j}`, tag_set: (i + j) % 100 === 0 ? ['few'] : ['many'] })))
+      .returning('id');
+    await writeVectors(
+      db(),
+      dataset.id,
+      rows.map((r, j) => ({ chunkId: r.id, vector: batch[j] })),
+    );
+    ids.push(...rows.map((r) => r.id));
+  }
+  return ids;
+}
+
+async function semantic(dataset: DatasetRow, vector: number[], limit = 10, filter?: T.ChunkFilter): Promise<Hit[]> {
+  return (await retrieve(service.services, 'semantic', { dataset, query: 'q', vector, limit, offset: 0, filter })).hits;
+}
+
+/** The statements `run` sends that read the vectors table: none when the held vectors answer. */
+async function vectorTableReads(run: () => Promise<unknown>): Promise<string[]> {
+  const reads: string[] = [];
+  const listener = (q: { sql: string }) => {
+    if (q.sql.includes('chunk_vectors')) reads.push(q.sql);
+  };
+  db().on('query', listener);
+  try {
+    await run();
+  } finally {
+    db().off('query', listener);
+  }
+  return reads;
+}
+
+beforeAll(async () => {
+  service = await startTestService();
+  orgId = (await createOrganization({ client: service.client(), body: { name: 'Held vectors' } })).data!.id;
+}, 60_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
+  let dataset: DatasetRow;
+  let stored: number[][];
+  let ids: string[];
+  const random = prng(metric.length);
+
+  beforeAll(async () => {
+    dataset = await service.newDataset(orgId, `held ${metric}`, { DISTANCE_METRIC: metric, EMBEDDING_SIZE: DIMENSION });
+    stored = vectors(CHUNKS, random);
+    ids = await insertChunks(dataset, metric, stored);
+    expect(await service.services.vectors.ready(dataset.id)).not.toBeNull();
+  }, 120_000);
+
+  it('finds the exact neighbours, with their exact scores', async () => {
+    let found = 0;
+    for (const query of vectors(QUERIES, random)) {
+      const exact = stored
+        .map((v, i) => ({ id: ids[i], distance: distanceOf[metric](query, v) }))
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, 10);
+      let hits: Hit[] = [];
+      expect(await vectorTableReads(async () => (hits = await semantic(dataset, query)))).toEqual([]);
+      expect(hits).toHaveLength(10);
+      const truth = new Set(exact.map((e) => e.id));
+      found += hits.filter((h) => truth.has(h.id)).length;
+      for (const hit of hits) {
+        const distance = distanceOf[metric](query, stored[ids.indexOf(hit.id)]);
+        expect(hit.score).toBeCloseTo(scoreOf[metric](distance), 5);
+      }
+      expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+    }
+    expect(found / (QUERIES * 10)).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it('ranks the chunks a selective filter passes exactly', async () => {
+    const few = { must: [{ field: 'tag_set', match_any: ['few'] }] };
+    for (const query of vectors(10, random)) {
+      const exact = stored
+        .map((v, i) => ({ id: ids[i], distance: distanceOf[metric](query, v) }))
+        .filter((_, i) => i % 100 === 0)
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, 10);
+      let hits: Hit[] = [];
+      expect(await vectorTableReads(async () => (hits = await semantic(dataset, query, 10, few)))).toEqual([]);
+      expect(hits.map((h) => h.id)).toEqual(exact.map((e) => e.id));
+    }
+  });
+
+  it('scores a chunk as pgvector does', async () => {
+    for (const query of vectors(5, random)) {
+      const held = await semantic(dataset, query);
+      const distance = `embedding ${distanceOperators[metric]} ?::vector`;
+      const rows: { id: string; score: number }[] = await db()('chunk_vectors')
+        .whereRaw('chunk_id = any(?::uuid[])', [held.map((h) => h.id)])
+        .select('chunk_id as id', db().raw(`${scoreSql[metric](`(${distance})`)} as score`, [vectorLiteral(query)]));
+      const sqlScore = new Map(rows.map((r) => [r.id, Number(r.score)]));
+      for (const hit of held) expect(hit.score).toBeCloseTo(sqlScore.get(hit.id)!, 5);
+    }
+  });
+});
+
+describe('kept current', () => {
+  let dataset: DatasetRow;
+  let ids: string[];
+  const random = prng(11);
+
+  beforeAll(async () => {
+    dataset = await service.newDataset(orgId, 'held current', { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
+    ids = await insertChunks(dataset, 'cosine', vectors(500, random));
+    expect(await service.services.vectors.ready(dataset.id)).not.toBeNull();
+  }, 60_000);
+
+  const target = Array.from({ length: DIMENSION }, (_, i) => (i % 2 === 0 ? 5 : -5));
+
+  it('logs every vector write and delete as a version of the dataset', async () => {
+    const before = await datasetVersion(db(), dataset.id);
+    await writeVectors(db(), dataset.id, [{ chunkId: ids[0], vector: vectors(1, random)[0] }]);
+    const written = await datasetVersion(db(), dataset.id);
+    expect(written).toBeGreaterThan(before);
+    // The same vector again changes nothing.
+    const [row] = await db()('chunk_vectors').where({ chunk_id: ids[0] }).select(db().raw('embedding::text as v'));
+    await writeVectors(db(), dataset.id, [{ chunkId: ids[0], vector: JSON.parse(row.v) }]);
+    expect(await datasetVersion(db(), dataset.id)).toBe(written);
+  });
+
+  it('sees a new vector, a replaced one and a deleted chunk at the next search', async () => {
+    const [added] = await insertChunks(dataset, 'cosine', [target]);
+    expect((await semantic(dataset, target))[0]).toMatchObject({ id: added });
+    expect((await semantic(dataset, target))[0].score).toBeCloseTo(1, 5);
+
+    await writeVectors(db(), dataset.id, [{ chunkId: added, vector: target.map((x) => -x) }]);
+    expect((await semantic(dataset, target)).map((h) => h.id)).not.toContain(added);
+
+    await writeVectors(db(), dataset.id, [{ chunkId: ids[1], vector: target }]);
+    expect((await semantic(dataset, target))[0].id).toBe(ids[1]);
+    await db()('chunks').where({ id: ids[1] }).del();
+    const after = await semantic(dataset, target, 500);
+    expect(after.map((h) => h.id)).not.toContain(ids[1]);
+    expect(after).toHaveLength(500);
+  });
+});
