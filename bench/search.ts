@@ -29,7 +29,8 @@ import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/ind
 import type { DatasetIndex, Ranked } from '../server/search/retrieval/bm25/memory.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
-import { useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
+import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
+import type { HeldVectors } from '../server/search/retrieval/vectors/index.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
@@ -157,6 +158,8 @@ export interface SearchResult {
   rare_filter_tag: { tag: string; share: number };
   /** How long the dataset's in-memory BM25 index took to build after the load (searches wait for it). */
   bm25_index_build_ms: number;
+  /** How long holding the dataset's vectors in memory took after the load (null: not held, pgvector answers). */
+  vector_index_build_ms: number | null;
   /** The peer engine on the same texts and queries, BM25 top page in-process; or why it could not run. */
   peer: { engine: string; chunks: number; build_ms: number; bm25_top: Latency } | { unavailable: string };
   queries: { count: number; words: { min: number; max: number; mean: number }; sample: string[] };
@@ -223,6 +226,10 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     if (!bm25Index) throw new Error('the in-memory BM25 index was not built');
     const bm25IndexBuildMs = Math.round(performance.now() - buildStarted);
     log(`in-memory BM25 index built in ${fmt(bm25IndexBuildMs)} ms`);
+    const vectorsStarted = performance.now();
+    const held = await service.services.vectors.ready(dataset.id);
+    const vectorIndexBuildMs = Math.round(performance.now() - vectorsStarted);
+    log(held ? `vectors held in memory in ${fmt(vectorIndexBuildMs)} ms` : 'vectors not held in memory (pgvector answers)');
 
     // Query vectors, computed outside every timing; embedding time measured on its own.
     const embedder = embedderFor({ EMBEDDING_MODEL_NAME: dataset.model, EMBEDDING_SIZE: dataset.size }, STRICT_OUTBOUND);
@@ -252,7 +259,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const bm25Queries = new Map<string, Bm25Query | null>();
     for (const q of [...warmQueries, ...queries]) bm25Queries.set(q, await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 }));
     const bm25 = rawBm25(db, dataset.id, bm25Index, bm25Queries);
-    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, vectors, embedMs };
+    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, held, vectors, embedMs };
 
     // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
     const autovacuumWaitS = await autovacuumIdle(db, 180_000);
@@ -293,6 +300,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       filter_tag: filterTag,
       rare_filter_tag: rareTag,
       bm25_index_build_ms: bm25IndexBuildMs,
+      vector_index_build_ms: held ? vectorIndexBuildMs : null,
       peer,
       queries: {
         count: queries.length,
@@ -774,9 +782,10 @@ function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map
  */
 async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Promise<Hit[]> {
   const vector = ctx.vectors.get(query)!;
+  const held = variant.filter ? null : ctx.held;
   switch (variant.type) {
     case 'semantic':
-      return ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
+      return held ? heldTop(ctx, held, vector, PAGE_SIZE, []) : ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
     // Full-text is BM25 over the query's words and the engine's matches of the words the dataset
     // lacks; the suite's queries are made of the corpus's words, so the engine has nothing to add.
     case 'fulltext':
@@ -786,6 +795,20 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
       // Both lists as long as the service's fusion window, at once; the keyword hits the index
       // did not give join the semantic list at their own distances; then reciprocal rank fusion.
       const window = hybridWindow(PAGE_SIZE);
+      if (held) {
+        const keywords = await ctx.bm25(query, variant.filter, window);
+        const semantic = await heldTop(
+          ctx,
+          held,
+          vector,
+          window,
+          keywords.map((h) => h.id),
+        );
+        return reciprocalRankFusion([
+          { hits: semantic, weight: 1 },
+          { hits: keywords, weight: 1 },
+        ]).slice(0, PAGE_SIZE);
+      }
       const [indexed, keyword] = await Promise.all([ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
       const given = new Set(indexed.map((h) => h.id));
       const joined = await ctx.raw.scored(
@@ -803,6 +826,12 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
   }
 }
 
+/** The held vectors queried directly: the graph's candidates and `also`, ranked by exact distance. */
+async function heldTop(ctx: MeasureContext, held: HeldVectors, vector: string, n: number, also: string[]): Promise<Hit[]> {
+  const found = await held.nearest(Float32Array.from(JSON.parse(vector) as number[]), n, also);
+  return found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Measuring
 
@@ -818,6 +847,8 @@ interface MeasureContext {
   datasetRow: DatasetRow;
   raw: RawEngines;
   bm25: RawBm25;
+  /** The dataset's vectors held in memory, the engine unfiltered semantic search runs on (null: pgvector). */
+  held: HeldVectors | null;
   vectors: Map<string, string>;
   embedMs: Map<string, number>;
 }
