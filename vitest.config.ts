@@ -11,7 +11,10 @@ export default defineConfig({
     maxWorkers: 2,
     setupFiles: ['test/support/contract-guard.ts'],
     projects: [
-      { extends: true, test: { name: 'embedded', include: ['test/**/*.test.ts'], env: { TEST_MODE: 'embedded' } } },
+      {
+        extends: true,
+        test: { name: 'embedded', include: ['test/**/*.test.ts'], env: { TEST_MODE: 'embedded' }, globalSetup: ['test/support/temp-setup.ts'] },
+      },
       // Engine-independent tests (unit, e2e of `npm start`) run once, in the embedded project.
       {
         extends: true,
@@ -19,7 +22,7 @@ export default defineConfig({
           name: 'full',
           include: ['test/http/**/*.test.ts', 'test/engines/**/*.test.ts'],
           env: { TEST_MODE: 'full' },
-          globalSetup: ['test/support/services-setup.ts'],
+          globalSetup: ['test/support/temp-setup.ts', 'test/support/services-setup.ts'],
         },
       },
     ],

@@ -2,7 +2,6 @@
 // engines of the `full` project, isolated per call (own database, Typesense collection, task queue).
 import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../server/config.js';
@@ -11,7 +10,8 @@ import { createDatabase } from '../../scripts/services/databases.js';
 export const mode = process.env.TEST_MODE === 'full' ? 'full' : 'embedded';
 
 export async function testEnvironment(extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  // Under the run's directory (temp-setup.ts), removed when the run ends.
+  const dataDir = await mkdtemp(path.join(inject('testRoot'), 'service-'));
   // The hashing embedder, fast and exact to the bit; the local model has tests of its own.
   const base = {
     DATA_DIR: dataDir,
