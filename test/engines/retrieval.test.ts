@@ -232,7 +232,14 @@ describe('semantic on a larger dataset', () => {
   let large: DatasetRow;
   const rareIds: string[] = [];
 
+  // pgvector's paths, as searches take them while a dataset's vectors are not held in memory
+  // (the held vectors have tests of their own, held-vectors.test.ts).
+  afterAll(() => {
+    service.services.vectors.enabled = true;
+  });
+
   beforeAll(async () => {
+    service.services.vectors.enabled = false;
     large = await service.newDataset(orgId, 'retrieval large');
     const topics = ['invoice payment', 'parcel delivery', 'password reset', 'warranty repair', 'store opening hours', 'discount code'];
     const chunks: T.ChunkReqPayload[] = Array.from({ length: 1500 }, (_, i) => ({

@@ -94,6 +94,15 @@ export class Mirrors<I extends Mirror> {
     return entry.queued;
   }
 
+  /**
+   * Brings the dataset's index up to date in the background, building it if there is none: called
+   * after writes, so that the index grows with the data instead of being read whole at the first
+   * search after a load.
+   */
+  follow(datasetId: string): void {
+    this.current(datasetId).catch(() => undefined);
+  }
+
   /** Builds the dataset's index if it has none and waits for it (for warming up, and tests). */
   async ready(datasetId: string): Promise<I | null> {
     const entry = this.entry(datasetId);
