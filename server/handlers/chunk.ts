@@ -5,6 +5,8 @@ import { getChunk, getChunks, scrollChunks } from '../domain/chunks/read.js';
 import { chunkRecord, versionedChunkRecord, type ApiVersion } from '../domain/chunks/records.js';
 import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
+import { datasetConfig } from '../domain/datasetConfig.js';
+import type { DatasetRow } from '../domain/datasets.js';
 import { notFound } from '../errors.js';
 import type { Services } from '../services.js';
 import { runSearch, searchResponse } from '../search/index.js';
@@ -12,9 +14,10 @@ import { recommendChunks, recommendChunksResponse } from '../search/recommend.js
 import { countQueries } from '../search/query/index.js';
 
 /** The in-memory indexes take the dataset's new chunks now rather than at its next search. */
-function followWrites(services: Services, datasetId: string): void {
-  services.bm25.follow(datasetId);
-  services.vectors.follow(datasetId);
+function followWrites(services: Services, dataset: DatasetRow): void {
+  const config = datasetConfig(dataset);
+  if (config.BM25_ENABLED || config.FULLTEXT_ENABLED) services.bm25.follow(dataset.id);
+  services.vectors.followDataset(dataset);
 }
 
 const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVersion => headers?.['X-API-Version'] ?? 'V1';
@@ -22,21 +25,21 @@ const versionOf = (headers: { 'X-API-Version'?: ApiVersion } | undefined): ApiVe
 export const create_chunk: H.CreateChunkHandler = async ({ body, dataset, services }) => {
   const batch = Array.isArray(body);
   const rows = await createChunks(services, dataset, batch ? body : [body], batch);
-  followWrites(services, dataset.id);
+  followWrites(services, dataset);
   return { status: 200, body: batch ? { chunk_metadata: rows.map(chunkRecord) } : { chunk_metadata: chunkRecord(rows[0]) } };
 };
 
 export const update_chunk: H.UpdateChunkHandler = async ({ body, dataset, services }) => {
   const { chunk_id, tracking_id, ...changes } = body;
   await updateChunk(services, dataset, { chunk_id, tracking_id }, changes);
-  followWrites(services, dataset.id);
+  followWrites(services, dataset);
   return { status: 204, body: undefined };
 };
 
 export const update_chunk_by_tracking_id: H.UpdateChunkByTrackingIdHandler = async ({ body, dataset, services }) => {
   const { tracking_id, ...changes } = body;
   await updateChunk(services, dataset, { tracking_id }, changes);
-  followWrites(services, dataset.id);
+  followWrites(services, dataset);
   return { status: 204, body: undefined };
 };
 

@@ -66,7 +66,7 @@ export class Mirrors<I extends Mirror> {
 
   constructor(
     private readonly db: Knex,
-    private readonly logger: Logger,
+    private readonly log: Logger,
     private readonly kind: MirrorKind<I>,
   ) {}
 
@@ -115,6 +115,11 @@ export class Mirrors<I extends Mirror> {
     const entry = this.entries.get(datasetId);
     this.entries.delete(datasetId);
     if (entry?.index) this.retire(entry, entry.index);
+  }
+
+  /** Forgets every index without freeing it (what held them is gone). */
+  protected forgetAll(): void {
+    this.entries.clear();
   }
 
   async close(): Promise<void> {
@@ -182,7 +187,7 @@ export class Mirrors<I extends Mirror> {
       await swapped;
     } catch (error) {
       entry.retryAt = Date.now() + RETRY_AFTER_MS;
-      if (!this.closed) this.logger.warn({ err: error, datasetId }, `building the in-memory ${this.kind.what} failed; searching in SQL`);
+      if (!this.closed) this.log.warn({ err: error, datasetId }, `building the in-memory ${this.kind.what} failed; searching in SQL`);
     }
   }
 
@@ -196,7 +201,7 @@ export class Mirrors<I extends Mirror> {
       return null;
     }
     if (index.size > this.kind.budget) {
-      this.logger.warn({ datasetId, size: index.size }, `dataset too large to hold its ${this.kind.what} in memory; searching in SQL`);
+      this.log.warn({ datasetId, size: index.size }, `dataset too large to hold its ${this.kind.what} in memory; searching in SQL`);
       entry.retryAt = Date.now() + TOO_LARGE_RETRY_MS;
       index.release();
       return null;

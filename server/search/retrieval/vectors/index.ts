@@ -12,6 +12,8 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { datasetConfig } from '../../../domain/datasetConfig.js';
+import type { DatasetRow } from '../../../domain/datasets.js';
 import type { DistanceMetric } from '../../../store/vectors.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
 import { storedConfiguration, type VectorPage, vectorsOf, vectorsPage } from './store.js';
@@ -109,7 +111,10 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
   private worker: Comlink.Remote<VectorWorker> | null = null;
   private handles = 0;
 
-  constructor(db: Knex, logger: Logger) {
+  constructor(
+    db: Knex,
+    private readonly logger: Logger,
+  ) {
     super(db, logger, {
       what: 'vectors',
       budget: BYTES_BUDGET,
@@ -136,6 +141,12 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
   /** Whether a dataset of this metric is served from memory. */
   static serves(metric: DistanceMetric): boolean {
     return HELD_METRICS.has(metric);
+  }
+
+  /** Follows the dataset's writes (mirrors.ts) when its vectors are searched from memory. */
+  followDataset(dataset: DatasetRow): void {
+    const config = datasetConfig(dataset);
+    if (config.SEMANTIC_ENABLED && VectorIndexes.serves(config.DISTANCE_METRIC)) this.follow(dataset.id);
   }
 
   /** The dataset's vectors, current, when they are held in the shape the dataset has now; else null. */
@@ -173,9 +184,17 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
 
   private started(): Comlink.Remote<VectorWorker> {
     if (!this.worker) {
-      this.thread = new Worker(new URL('./worker.js', import.meta.url));
+      const thread = new Worker(new URL('./worker.js', import.meta.url));
       // The service must not wait on a worker that holds nothing it has to finish.
-      this.thread.unref();
+      thread.unref();
+      thread.on('error', (error) => {
+        // Everything it held is gone: searches go to pgvector until the vectors are read again.
+        this.logger.error({ err: error }, 'the vector worker failed; its datasets are read again');
+        this.thread = null;
+        this.worker = null;
+        this.forgetAll();
+      });
+      this.thread = thread;
       this.worker = Comlink.wrap<VectorWorker>(nodeEndpoint(this.thread));
     }
     return this.worker;
