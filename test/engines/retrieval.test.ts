@@ -98,6 +98,9 @@ beforeAll(async () => {
     FIXTURE.map(([tracking_id, text, tag_set], i) => ({ tracking_id, chunk_html: `<p>${text}</p>`, tag_set, num_value: i + 1 })),
   );
   for (const chunk of created) ids.set(chunk.tracking_id!, chunk.id);
+  // The writes started holding the vectors in memory: settled before the tests, every search takes
+  // the same path (pgvector's scores differ from the held vectors' in the last bits).
+  await service.services.vectors.ready(dataset.id);
 });
 
 afterAll(async () => {

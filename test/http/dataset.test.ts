@@ -699,9 +699,21 @@ describe('POST /api/dataset/clone', () => {
       body: { dataset_to_clone: source.id, dataset_name: 'birds copy', clone_chunks: true },
     });
     expect(response.status).toBe(200);
+    // The clone copies chunks, groups, bookmarks, then indexes: with PostgreSQL's lexical index the
+    // copied rows are searchable before the bookmarks are copied, so both are waited for.
+    const cloneBookmarks = async () =>
+      Number(
+        (
+          await db()('chunk_group_bookmarks')
+            .join('chunk_groups', 'chunk_groups.id', 'chunk_group_bookmarks.group_id')
+            .where('chunk_groups.dataset_id', clone!.id)
+            .count({ n: '*' })
+        )[0].n,
+      );
     await waitFor(
-      async () => (await lexicalIds(service.services.config.lexical, service.services.store.db, clone!.id, 'albatross')).length === 2,
-      'the copies to be indexed',
+      async () =>
+        (await lexicalIds(service.services.config.lexical, service.services.store.db, clone!.id, 'albatross')).length === 2 && (await cloneBookmarks()) === 2,
+      'the copies to be indexed and bookmarked',
     );
 
     const copies = await db()('chunks').where({ dataset_id: clone!.id }).orderBy('tracking_id');
