@@ -1,7 +1,7 @@
 // Retrieval: the ids and scores of the chunks a search returns, and how many match in all, for each
 // search type. Filters are evaluated in PostgreSQL for every type and engine (server/search/filters.ts).
 //
-//   semantic  nearest neighbours of the query's vector (pgvector, the dataset's HNSW index)
+//   semantic  nearest neighbours of the query's vector (the vectors held in memory, else pgvector)
 //   fulltext  the lexical engine's matches (Postgres full-text or Typesense)
 //   hybrid    semantic and BM25 (or the lexical engine, without BM25), fused by reciprocal rank
 //   bm25      BM25 over the terms stored on each chunk row, computed in PostgreSQL
