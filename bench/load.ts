@@ -32,6 +32,8 @@ export interface LoadOptions {
   chunks: number;
   /** Share of requests that are writes. */
   writeShare: number;
+  /** A directory for V8 CPU profiles of the service (`--cpu-profile`); the measured run is their last `seconds`. */
+  cpuProfile?: string;
   /** Share of requests after which a client goes quiet for 1–10 s. */
   idleShare: number;
   /** A request without its answer after this long counts as a timeout. */
@@ -93,7 +95,7 @@ export interface LoadResult {
 
 export async function runLoad(modeEnv: ModeEnvironment, options: LoadOptions, log: (line: string) => void): Promise<LoadResult> {
   const env = await modeEnv.freshEnv();
-  const service = await spawnService({ ...env, LOG_LEVEL: 'warn' }, log);
+  const service = await spawnService({ ...env, LOG_LEVEL: 'warn' }, log, options.cpuProfile);
   try {
     const admin = createClient({ baseUrl: service.url, auth: () => ADMIN_KEY });
     const org = await createOrganization({ client: admin, body: { name: 'bench-load' } });

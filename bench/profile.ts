@@ -3,7 +3,8 @@
 //
 //   npm run bench -- --mode full --concurrency 1 --cpu-profile     (one profile per measured phase), or
 //   node --cpu-prof --cpu-prof-dir=bench/results/prof --import tsx bench/run.ts …   (the whole process)
-//   npx tsx bench/profile.ts bench/results/prof/*.cpuprofile [--top 25] [--match innerText,embed]
+//   npx tsx bench/profile.ts bench/results/prof/*.cpuprofile [--top 25] [--match innerText,embed] [--last 60]
+// `--last S` counts only the profile's last S seconds (the load suite's measured run ends the service's profile).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -48,7 +49,7 @@ function label(frame: CallFrame): string {
 function main(): void {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { top: { type: 'string', default: '25' }, match: { type: 'string', default: '' } },
+    options: { top: { type: 'string', default: '25' }, match: { type: 'string', default: '' }, last: { type: 'string' } },
   });
   if (positionals.length === 0) {
     console.error('usage: npx tsx bench/profile.ts <file.cpuprofile>… [--top N] [--match name,name]');
@@ -67,7 +68,12 @@ function main(): void {
     const inclusive = new Map<string, number>();
     let total = 0;
     let idle = 0;
+    // Sample times in µs from the profile's start; with --last, earlier samples are left out.
+    const from = values.last === undefined ? -Infinity : profile.endTime - profile.startTime - Number(values.last) * 1e6;
+    let at = 0;
     profile.samples.forEach((id, i) => {
+      at += profile.timeDeltas[i] ?? 0;
+      if (at < from) return;
       const dt = (profile.timeDeltas[i] ?? 0) / 1000;
       const node = byId.get(id)!;
       if (node.callFrame.functionName === '(idle)') {

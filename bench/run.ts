@@ -2,6 +2,7 @@
 // suite and mode, and writes bench/results/<suite>-<mode>.json. See bench/README.md.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
 import { formatEmbeddings, runEmbeddings } from './embeddings.js';
@@ -12,7 +13,7 @@ import { DEFAULT_LOAD, formatLoad, runLoad } from './load.js';
 import { type BenchEmbedder, MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
-import { writeResult } from './report.js';
+import { RESULTS_DIR, writeResult } from './report.js';
 import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
@@ -34,7 +35,7 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup <n>           chunks written before measuring, not counted (default 480)
   --profile              timers around the service's seams: adds a per-request breakdown
                            (the timers cost a little: compare figures from runs without it)
-  --cpu-profile          a V8 CPU profile of each measured phase, in bench/results/prof/
+  --cpu-profile          a V8 CPU profile of each measured phase (load: of the service), in bench/results/prof/
                            (summarise: npx tsx bench/profile.ts bench/results/prof/<file>)
 
   relevance:
@@ -181,6 +182,7 @@ async function main(): Promise<number> {
           idleShare: share('idle-share', values['idle-share']),
           timeoutMs: DEFAULT_LOAD.timeoutMs,
           seed: int('seed', values.seed),
+          cpuProfile: values['cpu-profile'] ? path.join(RESULTS_DIR, 'prof', `load-${modeEnv.mode}`) : undefined,
         };
         const result = await runLoad(modeEnv, options, log);
         const text = formatLoad(modeEnv.mode, result);

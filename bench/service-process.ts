@@ -13,10 +13,14 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the service on a free port with `env` and waits until /api/health answers 200. */
-export async function spawnService(env: Record<string, string>, log: (line: string) => void): Promise<ServiceProcess> {
+/**
+ * Starts the service on a free port with `env` and waits until /api/health answers 200. With
+ * `cpuProfile`, V8 profiles the service (each thread a file) into that directory until it stops.
+ */
+export async function spawnService(env: Record<string, string>, log: (line: string) => void, cpuProfile?: string): Promise<ServiceProcess> {
   const { port } = await pickPorts(['port'] as const);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
+  const profiling = cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfile}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profiling, '--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit'],
