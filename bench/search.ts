@@ -257,7 +257,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     ];
     // BM25's query terms and weights, computed outside every timing as the query vectors are.
     const bm25Queries = new Map<string, Bm25Query | null>();
-    for (const q of [...warmQueries, ...queries]) bm25Queries.set(q, await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 }));
+    for (const q of [...warmQueries, ...queries])
+      bm25Queries.set(q, (await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 })).query);
     const bm25 = rawBm25(db, dataset.id, bm25Index, bm25Queries);
     const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, held, vectors, embedMs };
 

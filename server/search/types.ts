@@ -26,6 +26,8 @@ export interface RetrievalRequest {
   conditions?: TermConditions;
   /** Query terms weighing more in keyword scoring (scoring_options.fulltext_boost): see search/query/boost.ts. */
   termBoost?: TermBoost;
+  /** The dataset's version (retrieval/changes.ts) as this search has read it: indexes held in memory that reached it need no catch-up. */
+  seenVersion?: number;
 }
 
 export interface Hit {

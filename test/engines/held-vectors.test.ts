@@ -187,4 +187,23 @@ describe('kept current', () => {
     expect(after.map((h) => h.id)).not.toContain(ids[1]);
     expect(after).toHaveLength(500);
   });
+
+  it('has hybrid search read the version once, with BM25 statistics, and still see a write', async () => {
+    const hybrid = async (vector: number[]) => (await retrieve(service.services, 'hybrid', { dataset, query: 'chunk', vector, limit: 10, offset: 0 })).hits;
+    await hybrid(target);
+    const statements: string[] = [];
+    const listener = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', listener);
+    try {
+      await hybrid(target);
+    } finally {
+      db().off('query', listener);
+    }
+    // Nothing changed: the statistics' version shows the held vectors current, no change log read.
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain('to_tsvector');
+
+    await writeVectors(db(), dataset.id, [{ chunkId: ids[2], vector: target }]);
+    expect((await hybrid(target))[0].id).toBe(ids[2]);
+  });
 });

@@ -11,7 +11,7 @@
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
-import { bm25Top } from './bm25/index.js';
+import { bm25Top, prepareBm25 } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
 import { nearest, semanticQuery } from './semantic.js';
 
@@ -42,11 +42,15 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const window = hybridWindow(request.offset + request.limit);
   // Each list unthresholded: the threshold is on the fused score.
   const each = { ...request, scoreThreshold: null };
-  const keywords = datasetConfig(request.dataset).BM25_ENABLED ? bm25Top(services, each, window) : fulltextTop(services, each, window);
+  // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
+  const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
+  const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
   // vector is not the query text's own.
   const [semantic, fulltext] = await Promise.all([
-    semanticQuery(services, each).then((query) => nearest(services, query, each, window, request.vector ? Promise.resolve([]) : keywords)),
+    Promise.all([semanticQuery(services, each), prepared]).then(([query, bm25]) =>
+      nearest(services, query, { ...each, seenVersion: bm25?.version }, window, request.vector ? Promise.resolve([]) : keywords),
+    ),
     keywords,
   ]);
   const hits = reciprocalRankFusion([

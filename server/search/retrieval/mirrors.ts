@@ -70,14 +70,19 @@ export class Mirrors<I extends Mirror> {
     private readonly kind: MirrorKind<I>,
   ) {}
 
-  /** The dataset's index with every committed change applied; null while it is built (search in SQL). */
-  async current(datasetId: string): Promise<I | null> {
+  /**
+   * The dataset's index with every committed change applied; null while it is built (search in SQL).
+   * `seen`: the dataset's version as the search read it in a statement of its own; an index that
+   * has reached it is current for that search without another statement.
+   */
+  async current(datasetId: string, seen?: number): Promise<I | null> {
     if (!this.enabled) return null;
     const entry = this.entry(datasetId);
     if (!entry.index) {
       this.build(datasetId, entry);
       return null;
     }
+    if (seen !== undefined && entry.index.version >= seen) return entry.index;
     // A catch-up that has not started yet will see every write committed before this search, so
     // every search arriving before it starts waits for that one: under concurrent searches, at
     // most one catch-up runs and one waits, instead of one per search in a row.

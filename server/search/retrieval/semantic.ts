@@ -188,7 +188,7 @@ async function nearestExactly(services: Services, query: SemanticQuery, request:
 /** The dataset's vectors held in memory, current, when they are (else pgvector answers). */
 async function heldVectors(services: Services, request: RetrievalRequest): Promise<HeldVectors | null> {
   const config = datasetConfig(request.dataset);
-  return services.vectors.held(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  return services.vectors.held(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC, request.seenVersion);
 }
 
 /** The held vectors' answer as hits, the threshold applied; null when it is not whole (released meanwhile, graph short). */

@@ -25,7 +25,6 @@ import type { Services } from '../../../services.js';
 import { narrowed, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
 import { idf } from '../termWeights.js';
-import type { DatasetIndex } from './memory.js';
 import { memoryBm25 } from './memorySearch.js';
 import { type Bm25Parameters, covers, impactFloors, mostImpact, type PostingRange, type ReadEdge, rangesReaching } from './bounds.js';
 import {
@@ -52,19 +51,28 @@ export interface Bm25Query extends WeightedTerms {
   chunks: number;
 }
 
-/** The query's terms that some chunk holds, their weights, and the dataset's parameters; null when nothing can match. */
-export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<Bm25Query | null> {
+/** A query made ready for BM25, and the dataset's version its statistics were read at. */
+export interface PreparedBm25 {
+  /** null when no chunk holds a query term. */
+  query: Bm25Query | null;
+  version: number;
+}
+
+/** The query's terms that some chunk holds, their weights, and the dataset's parameters, in one statement. */
+export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<PreparedBm25> {
   const statistics = await termStatistics(db, request.dataset.id, request.query);
+  const { version } = statistics;
   const held = statistics.terms.flatMap((term, i) => (statistics.counts[i] > 0 ? [{ term, count: statistics.counts[i] }] : []));
-  if (held.length === 0 || statistics.chunks === 0) return null;
+  if (held.length === 0 || statistics.chunks === 0) return { query: null, version };
   const config = datasetConfig(request.dataset);
   const boost = request.termBoost;
-  return {
+  const query = {
     terms: held.map((t) => t.term),
     weights: held.map((t) => idf(statistics.chunks, t.count) * (boost?.lexemes.includes(t.term) ? boost.factor : 1)),
     parameters: { k1: config.BM25_K, b: config.BM25_B, averageLength: config.BM25_AVG_LEN ?? actualAverage(statistics.chunks, statistics.lengthSum) },
     chunks: statistics.chunks,
   };
+  return { query, version };
 }
 
 /** The length BM25 normalizes against: the dataset's BM25_AVG_LEN, else its actual average. */
@@ -150,13 +158,20 @@ async function countInSql(db: Knex, request: RetrievalRequest, query: Bm25Query)
 
 /**
  * The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL;
- * null when no chunk holds a query term. The query's statistics and the index's catch-up are read
- * at once: neither needs the other.
+ * null when no chunk holds a query term. The query's statistics come first: the version they were
+ * read at spares an index already there its catch-up statement.
  */
-async function search(services: Services, request: RetrievalRequest, k: number, count: boolean): Promise<{ hits: Hit[]; total: number | null } | null> {
+async function search(
+  services: Services,
+  request: RetrievalRequest,
+  k: number,
+  count: boolean,
+  prepared = prepareBm25(services.store.db, request),
+): Promise<{ hits: Hit[]; total: number | null } | null> {
   const db = services.store.db;
-  const [query, index]: [Bm25Query | null, DatasetIndex | null] = await Promise.all([prepareBm25(db, request), services.bm25.current(request.dataset.id)]);
+  const { query, version } = await prepared;
   if (!query) return null;
+  const index = await services.bm25.current(request.dataset.id, version);
   const least = request.scoreThreshold ?? 0;
   if (index)
     return memoryBm25(db, request, index, query, {
@@ -175,9 +190,9 @@ export async function bm25Search(services: Services, request: RetrievalRequest):
   return { hits: found.hits.slice(request.offset), total: found.total };
 }
 
-/** The best `window` BM25 hits, for fusion. */
-export async function bm25Top(services: Services, request: RetrievalRequest, window: number): Promise<Hit[]> {
-  return (await search(services, request, window, false))?.hits ?? [];
+/** The best `window` BM25 hits, for fusion; `prepared` when the caller has read the statistics already. */
+export async function bm25Top(services: Services, request: RetrievalRequest, window: number, prepared?: Promise<PreparedBm25>): Promise<Hit[]> {
+  return (await search(services, request, window, false, prepared))?.hits ?? [];
 }
 
 export async function countBm25(services: Services, request: RetrievalRequest): Promise<number> {

@@ -16,20 +16,28 @@ export interface TermStatistics {
   lengthSum: number;
   /** Per term, how many chunks hold it. */
   counts: number[];
+  /** The dataset's version (changes.ts) these statistics were read at. */
+  version: number;
 }
 
 /** The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals alone). */
 export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
-  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; terms: string[]; counts: number[] }[] }>(
+  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; version: string | null; terms: string[]; counts: number[] }[] }>(
     `with q as (select distinct lexeme from unnest(to_tsvector('english', coalesce(?, ''))))
-     select t.chunks, t.length_sum,
+     select t.chunks, t.length_sum, t.version,
             array(select lexeme from q order by lexeme) as terms,
             array(select coalesce(c.chunks, 0) from q left join bm25_term_counts c on c.dataset_id = ? and c.term = q.lexeme order by q.lexeme) as counts
        from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
     [query, datasetId, datasetId],
   );
   const [row] = rows;
-  return { terms: row.terms, chunks: Number(row.chunks ?? 0), lengthSum: Number(row.length_sum ?? 0), counts: row.counts.map(Number) };
+  return {
+    terms: row.terms,
+    chunks: Number(row.chunks ?? 0),
+    lengthSum: Number(row.length_sum ?? 0),
+    counts: row.counts.map(Number),
+    version: Number(row.version ?? 0),
+  };
 }
 
 export interface Posting {

@@ -149,10 +149,10 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     if (config.SEMANTIC_ENABLED && VectorIndexes.serves(config.DISTANCE_METRIC)) this.follow(dataset.id);
   }
 
-  /** The dataset's vectors, current, when they are held in the shape the dataset has now; else null. */
-  async held(datasetId: string, dimension: number, metric: DistanceMetric): Promise<HeldVectors | null> {
+  /** The dataset's vectors, current (`seen`: as Mirrors.current), when they are held in the shape the dataset has now; else null. */
+  async held(datasetId: string, dimension: number, metric: DistanceMetric, seen?: number): Promise<HeldVectors | null> {
     if (!VectorIndexes.serves(metric)) return null;
-    const held = await this.current(datasetId);
+    const held = await this.current(datasetId, seen);
     if (held && (held.dimension !== dimension || held.metric !== metric)) {
       // Its shape changed while it held no chunks: read it again.
       this.drop(datasetId);
