@@ -14,30 +14,34 @@ const BLOCK = 65_536;
 /** The graph's metric for each of the service's: the same order of neighbours. */
 const GRAPH_METRIC = { cosine: 'cos', dot: 'ip', euclidean: 'l2sq' };
 
-/** pgvector's distance of two vectors, for each metric (smaller is closer). */
+/** A vector's sum of squares (its squared norm), summed as pgvector's cosine distance sums it. */
+function squares(v, at, n) {
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += v[at + i] * v[at + i];
+  return sum;
+}
+
+/**
+ * pgvector's distance of the query to a held vector, for each metric (smaller is closer). Cosine
+ * takes both sums of squares precomputed: the held vector's once when it is added.
+ */
 const DISTANCE = {
-  cosine(a, ao, b, bo, n) {
+  cosine(q, qSquares, b, bo, bSquares, n) {
     let dot = 0;
-    let na = 0;
-    let nb = 0;
-    for (let i = 0; i < n; i++) {
-      dot += a[ao + i] * b[bo + i];
-      na += a[ao + i] * a[ao + i];
-      nb += b[bo + i] * b[bo + i];
-    }
-    const similarity = dot / Math.sqrt(na * nb);
+    for (let i = 0; i < n; i++) dot += q[i] * b[bo + i];
+    const similarity = dot / Math.sqrt(qSquares * bSquares);
     // As pgvector: rounding may take the similarity past ±1; a zero vector has none (NaN).
     return Number.isNaN(similarity) ? Number.NaN : 1 - Math.max(-1, Math.min(1, similarity));
   },
-  dot(a, ao, b, bo, n) {
+  dot(q, _qSquares, b, bo, _bSquares, n) {
     let dot = 0;
-    for (let i = 0; i < n; i++) dot += a[ao + i] * b[bo + i];
+    for (let i = 0; i < n; i++) dot += q[i] * b[bo + i];
     return -dot;
   },
-  euclidean(a, ao, b, bo, n) {
+  euclidean(q, _qSquares, b, bo, _bSquares, n) {
     let sum = 0;
     for (let i = 0; i < n; i++) {
-      const d = a[ao + i] - b[bo + i];
+      const d = q[i] - b[bo + i];
       sum += d * d;
     }
     return Math.sqrt(sum);
@@ -62,6 +66,8 @@ class DatasetVectors {
     this.ids = [];
     this.slotOf = new Map();
     this.blocks = [];
+    /** Each slot's sum of squares, in blocks as the vectors. */
+    this.squareBlocks = [];
     this.dead = 0;
   }
 
@@ -75,9 +81,13 @@ class DatasetVectors {
     for (let i = 0; i < ids.length; i++) {
       this.removeOne(ids[i]);
       const slot = this.ids.length;
-      if (slot % BLOCK === 0) this.blocks.push(new Float32Array(BLOCK * this.dimension));
+      if (slot % BLOCK === 0) {
+        this.blocks.push(new Float32Array(BLOCK * this.dimension));
+        this.squareBlocks.push(new Float64Array(BLOCK));
+      }
       const [block, at] = this.vectorAt(slot);
       block.set(vectors.subarray(i * this.dimension, (i + 1) * this.dimension), at);
+      this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK] = squares(block, at, this.dimension);
       this.ids.push(ids[i]);
       this.slotOf.set(ids[i], slot);
       keys[i] = BigInt(slot);
@@ -114,11 +124,12 @@ class DatasetVectors {
       if (slot !== undefined) slots.add(slot);
     }
     const scored = [];
+    const querySquares = squares(query, 0, this.dimension);
     for (const slot of slots) {
       const id = this.ids[slot];
       if (id == null) continue;
       const [block, at] = this.vectorAt(slot);
-      const distance = this.distance(query, 0, block, at, this.dimension);
+      const distance = this.distance(query, querySquares, block, at, this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK], this.dimension);
       // No distance (a zero vector under cosine) is no match, as in SQL.
       if (!Number.isNaN(distance)) scored.push({ id, distance });
     }
