@@ -80,6 +80,9 @@ function resolveOptions(o: T.HighlightOptions | null | undefined): Resolved {
 // of them in the query must appear as it is (substring matching).
 const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}`;
 const WORD_RE = new RegExp(String.raw`[${CJK}]|(?:(?![${CJK}])[\p{L}\p{N}\p{M}])+`, 'gu');
+// The same words in text without those scripts, found without a look-ahead at every character.
+const HAS_CJK = new RegExp(`[${CJK}]`, 'u');
+const PLAIN_WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
 const SPACE = /\s/u;
 // Characters that join query words into one term that must match as a phrase: e-mail, 3.5, U.S., AT&T.
@@ -106,7 +109,7 @@ interface Token {
 
 function tokenize(text: string, withStems: boolean): Token[] {
   const tokens: Token[] = [];
-  for (const m of text.matchAll(WORD_RE)) {
+  for (const m of text.matchAll(HAS_CJK.test(text) ? WORD_RE : PLAIN_WORD_RE)) {
     const { key, stem } = formsOf(m[0]);
     tokens.push({ start: m.index, end: m.index + m[0].length, key, stem: withStems ? stem : key });
   }
