@@ -166,6 +166,9 @@ interface Query {
   unitOfPhrase: number[];
   /** Indexes into `phrases` by their first word. */
   phrasesByFirst: Map<string, number[]>;
+  /** The keys and stems a mark can start at (meaningful words, phrases' first words): a passage holding none has no match. */
+  startKeys: Set<string>;
+  startStems: Set<string>;
 }
 
 /** The last query parsed: a search highlights every chunk of its page for the same query. */
@@ -251,7 +254,10 @@ function parseQuery(raw: string): Query {
   });
   const phrasesByFirst = new Map<string, number[]>();
   for (const [i, p] of phrases.entries()) phrasesByFirst.set(p[0], [...(phrasesByFirst.get(p[0]) ?? []), i]);
-  return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst };
+  const meaningful = sequence.filter((w): w is QueryWord => w !== null && !w.stop);
+  const startKeys = new Set([...meaningful.map((w) => w.key), ...phrasesByFirst.keys()]);
+  const startStems = new Set(meaningful.map((w) => w.stem));
+  return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst, startKeys, startStems };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,6 +393,8 @@ interface Passage {
 
 function matchPassage(passage: Passage, query: Query, o: Resolved): void {
   const { tokens } = passage;
+  // Most passages hold no query word: they are passed over before any table is made for them.
+  if (!tokens.some((t) => query.startKeys.has(t.key) || query.startStems.has(t.stem))) return;
   const n = tokens.length;
   const seq = query.sequence;
   const m = seq.length;
