@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
+import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit } from '../../server/search/types.js';
@@ -47,7 +48,13 @@ async function insertChunks(dataset: DatasetRow, metric: DistanceMetric, list: n
   for (let i = 0; i < list.length; i += 500) {
     const batch = list.slice(i, i + 500);
     const rows: { id: string }[] = await db()('chunks')
-      .insert(batch.map((_, j) => ({ dataset_id: dataset.id, chunk_html: `chunk ${i + j}`, tag_set: (i + j) % 100 === 0 ? ['few'] : ['many'] })))
+      .insert(
+        batch.map((_, j) => ({
+          dataset_id: dataset.id,
+          chunk_html: `chunk ${i + j}`,
+          tag_set: [(i + j) % 100 === 0 ? 'few' : 'many', ...((i + j) % 10 === 3 ? ['tenth'] : [])],
+        })),
+      )
       .returning('id');
     await writeVectors(
       db(),
@@ -132,6 +139,39 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
       let hits: Hit[] = [];
       expect(await vectorTableReads(async () => (hits = await semantic(dataset, query, 10, few)))).toEqual([]);
       expect(hits.map((h) => h.id)).toEqual(exact.map((e) => e.id));
+    }
+  });
+
+  it('finds the nearest chunks of a broad filter by checking graph candidates against it', async () => {
+    const tenth = { must: [{ field: 'tag_set', match_any: ['tenth'] }] };
+    const nowhere = { must: [{ field: 'tag_set', match_any: ['no such tag'] }] };
+    const limits = { ...selective };
+    // Every filter broad: none is answered by reading the chunks that pass.
+    Object.assign(selective, { least: 0, share: 0 });
+    try {
+      let found = 0;
+      for (const query of vectors(QUERIES, random)) {
+        const exact = stored
+          .map((v, i) => ({ id: ids[i], distance: distanceOf[metric](query, v) }))
+          .filter((_, i) => i % 10 === 3)
+          .sort((a, b) => a.distance - b.distance)
+          .slice(0, 10);
+        let hits: Hit[] = [];
+        expect(await vectorTableReads(async () => (hits = await semantic(dataset, query, 10, tenth)))).toEqual([]);
+        expect(hits).toHaveLength(10);
+        for (const hit of hits) {
+          const i = ids.indexOf(hit.id);
+          expect(i % 10).toBe(3);
+          expect(hit.score).toBeCloseTo(scoreOf[metric](distanceOf[metric](query, stored[i])), 5);
+        }
+        const truth = new Set(exact.map((e) => e.id));
+        found += hits.filter((h) => truth.has(h.id)).length;
+      }
+      expect(found / (QUERIES * 10)).toBeGreaterThanOrEqual(0.98);
+      // Deeper rounds until the graph has no more: nothing passes, and the search ends.
+      expect(await semantic(dataset, vectors(1, random)[0], 10, nowhere)).toEqual([]);
+    } finally {
+      Object.assign(selective, limits);
     }
   });
 

@@ -63,3 +63,15 @@ export async function estimateFilter(db: Knex, request: RetrievalRequest, datase
 export async function passingIds(db: Knex, request: RetrievalRequest, limit: number): Promise<string[]> {
   return passingQuery(db, request).limit(limit).pluck('chunks.id');
 }
+
+/**
+ * The chunks among `ids` that pass the filter: each looked up by its key (joined from the list),
+ * so a broad filter's index is not read in full to intersect it with a few candidates.
+ */
+export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const candidates = db
+    .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
+    .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));
+  return new Set(await passingQuery(db, request, candidates).pluck('chunks.id'));
+}

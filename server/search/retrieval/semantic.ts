@@ -10,8 +10,10 @@
 // (the walk gave up), the same exact scan answers.
 //
 // Once the dataset's vectors are held in memory (vectors/), they answer a search without a filter
-// (the exact distances of the candidates of a graph walked in native code) and one with a selective
-// filter (the exact distances of the passing chunks, whose ids alone are read from the table).
+// (the exact distances of the candidates of a graph walked in native code), one with a selective
+// filter (the exact distances of the passing chunks, whose ids alone are read from the table), and
+// one with a broad filter (the graph's nearest candidates checked against it, deeper until enough
+// pass).
 import type { Knex } from 'knex';
 import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
 import { datasetChunkCount, type DatasetRow } from '../../domain/datasets.js';
@@ -19,7 +21,7 @@ import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, vectorLiteral, type DistanceMetric } from '../../store/vectors.js';
-import { estimateFilter, narrowed, passingIds, passingQuery } from '../filters/passing.js';
+import { estimateFilter, narrowed, passingAmong, passingIds, passingQuery } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import type { HeldVectors, Nearest } from './vectors/index.js';
 
@@ -217,18 +219,76 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   return heldHits(request, held.nearest(queryValues(query), n, also));
 }
 
-/** When the planner expects the filter to pass few chunks, the `n` nearest of them (`nearestAmong`); else null. */
-async function nearestAmongFew(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number): Promise<Hit[] | null> {
+/**
+ * The `n` nearest chunks passing the filter: when the planner expects few to pass, those chunks,
+ * every one compared (held vectors, else `nearestAmong`); otherwise, from the held vectors, the
+ * graph's nearest candidates checked against the filter, deeper until `n` pass. Null when neither
+ * applies (pgvector's index then answers).
+ */
+async function nearestFiltered(
+  services: Services,
+  query: SemanticQuery,
+  request: RetrievalRequest,
+  n: number,
+  keywords: Promise<Hit[]>,
+): Promise<Hit[] | null> {
   if (n <= 0 || !narrowed(request)) return null;
   const db = services.store.db;
-  const filter = await estimateFilter(db, request, datasetChunkCount(db, request.dataset.id));
-  if (!filter.selective) return null;
+  const chunks = datasetChunkCount(db, request.dataset.id);
+  const filter = await estimateFilter(db, request, chunks);
   const held = await heldVectors(services, request);
-  if (!held) return nearestAmong(services, query, request, n, filter.limit);
-  // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
-  const ids = await passingIds(db, request, filter.limit + 1);
-  if (ids.length > filter.limit) return null;
-  return heldHits(request, held.nearestAmong(queryValues(query), n, ids));
+  let share = filter.expected / Math.max(await chunks, 1);
+  if (filter.selective) {
+    if (!held) return nearestAmong(services, query, request, n, filter.limit);
+    // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
+    const ids = await passingIds(db, request, filter.limit + 1);
+    if (ids.length <= filter.limit) return heldHits(request, held.nearestAmong(queryValues(query), n, ids));
+    // The planner was wrong: more than the limit pass.
+    share = Math.max(share, filter.limit / Math.max(await chunks, 1));
+  }
+  if (!held) return null;
+  return nearestHeldChecked(
+    services,
+    held,
+    query,
+    request,
+    n,
+    share,
+    (await keywords).map((h) => h.id),
+  );
+}
+
+/** Each next round of a broad filter's check reads this many times as many candidates. */
+const DEEPER = 8;
+
+/**
+ * A broad filter over the held vectors: the nearest candidates (the first round sized so that about
+ * twice `n` are expected to pass, at most 64 times `n`), ranked exactly, are checked against the
+ * filter in PostgreSQL, deeper until `n` pass or the graph has no more; null when the graph comes
+ * back short.
+ */
+async function nearestHeldChecked(
+  services: Services,
+  held: HeldVectors,
+  query: SemanticQuery,
+  request: RetrievalRequest,
+  n: number,
+  share: number,
+  also: string[],
+): Promise<Hit[] | null> {
+  const values = queryValues(query);
+  for (let depth = Math.ceil(n * Math.min(64, Math.max(2, 2 / share))); ; depth *= DEEPER) {
+    const found = await heldHits(request, held.nearest(values, depth, also));
+    if (!found) return null;
+    const passed = await passingAmong(
+      services.store.db,
+      request,
+      found.map((h) => h.id),
+    );
+    const hits = found.filter((h) => passed.has(h.id));
+    // Fewer than asked for: the graph gave every vector it holds (or the threshold cut them).
+    if (hits.length >= n || found.length < depth) return hits.slice(0, n);
+  }
 }
 
 /**
@@ -283,7 +343,7 @@ export async function nearest(
   keywords: Promise<Hit[]> = Promise.resolve([]),
 ): Promise<Hit[]> {
   if (n <= 0) return [];
-  const found = (await nearestHeld(services, query, request, n, keywords)) ?? (await nearestAmongFew(services, query, request, n));
+  const found = (await nearestHeld(services, query, request, n, keywords)) ?? (await nearestFiltered(services, query, request, n, keywords));
   if (found) return found;
   const hits = await nearestCandidates(services, query, request, n, keywords);
   if (hits.length >= n) return hits;
@@ -295,7 +355,7 @@ async function firstFound(services: Services, query: SemanticQuery, request: Ret
   const none = Promise.resolve([]);
   return (
     (await nearestHeld(services, query, request, n, none)) ??
-    (await nearestAmongFew(services, query, request, n)) ??
+    (await nearestFiltered(services, query, request, n, none)) ??
     (await nearestCandidates(services, query, request, n, none))
   );
 }

@@ -4,11 +4,11 @@
 // candidates checked against it, deeper until k pass; the first round is sized by the share of
 // chunks the planner expects to pass, so that it usually holds k of them.
 import type { Knex } from 'knex';
-import { estimateFilter, passingIds } from '../../filters/passing.js';
+import { estimateFilter, passingAmong, passingIds } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
 import type { DatasetIndex, Matches, Ranked } from './memory.js';
-import { countPassingMatches, passingAmong } from './postings.js';
+import { countPassingMatches } from './postings.js';
 
 /** Each next round checks this many times as many candidates. */
 const DEEPER = 8;

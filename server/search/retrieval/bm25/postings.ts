@@ -93,18 +93,6 @@ export async function chunksInRanges(db: Knex, datasetId: string, ranges: { term
   return rows.map((r) => r.chunk_id);
 }
 
-/**
- * The chunks among `ids` that pass the filter: each looked up by its key (joined from the list),
- * so a broad filter's index is not read in full to intersect it with a few candidates.
- */
-export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const candidates = db
-    .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
-    .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));
-  return new Set(await passingQuery(db, request, candidates).pluck('chunks.id'));
-}
-
 /** A tsquery matching chunks that hold any of the terms. */
 const anyTerm = (terms: string[]) => terms.map((lexeme) => lexemeQuery({ lexeme, prefix: false })).join(' | ');
 
