@@ -10,7 +10,7 @@ import { innerText } from '../server/domain/chunks/content.js';
 import { termColumns } from '../server/domain/chunks/write.js';
 import { type Embedder, embedderFor } from '../server/engines/embeddings/index.js';
 import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
-import { type DistanceMetric, ensureVectorIndex, writeVectors } from '../server/store/vectors.js';
+import { type DistanceMetric, ensureVectorIndex, needsVectorIndex, writeVectors } from '../server/store/vectors.js';
 
 export interface BulkDataset {
   id: string;
@@ -145,13 +145,16 @@ export class BulkWriter {
 }
 
 /**
- * The dataset's HNSW index built over vectors already written (a bulk load writes them first: one
- * build is far quicker than a graph insert per vector), with memory to hold the graph while it is
- * built, as PostgreSQL's documentation advises for index builds.
+ * The dataset's HNSW index, when the service keeps one for it (store/vectors.ts), built over vectors
+ * already written (a bulk load writes them first: one build is far quicker than a graph insert per
+ * vector), with memory to hold the graph while it is built, as PostgreSQL's documentation advises
+ * for index builds. Whether one was built.
  */
-export async function buildVectorIndex(db: Knex, dataset: BulkDataset, maintenanceMemory: string): Promise<void> {
+export async function buildVectorIndex(db: Knex, dataset: BulkDataset, maintenanceMemory: string): Promise<boolean> {
+  if (!needsVectorIndex(dataset.metric)) return false;
   await db.transaction(async (trx) => {
     await trx.raw(`set local maintenance_work_mem = '${maintenanceMemory}'`);
     await ensureVectorIndex(trx, dataset.id, dataset.size, dataset.metric);
   });
+  return true;
 }

@@ -9,7 +9,7 @@ import { createDataset, createOrganization } from '../generated/client/sdk.gen.j
 import type { ChunkReqPayload } from '../generated/client/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
 import { startService, type RunningService } from '../server/main.js';
-import { ensureVectorIndex, type DistanceMetric } from '../server/store/vectors.js';
+import { ensureVectorIndex, needsVectorIndex, type DistanceMetric } from '../server/store/vectors.js';
 import { type BulkDataset, BulkWriter, type BulkSteps, type RawLexical, rawLexical } from './bulk.js';
 import { corpusStats, generateCorpus } from './corpus.js';
 import { PhaseProfiler } from './cpuprof.js';
@@ -305,8 +305,8 @@ async function apiRun(ctx: Context, dataset: Dataset, bodies: Buffer[], concurre
 async function rawRun(ctx: Context, dataset: Dataset, corpus: ChunkReqPayload[], batch: number, rss: RssSampler): Promise<RawRun> {
   const writer = new BulkWriter(ctx.db, ctx.lexical, dataset);
   const end = phase(rss);
-  // The dataset's partial HNSW index exists before the first vector, as in the service.
-  await ensureVectorIndex(ctx.db, dataset.id, dataset.size, dataset.metric);
+  // The dataset's partial HNSW index, when the service keeps one, exists before the first vector, as in the service.
+  if (needsVectorIndex(dataset.metric)) await ensureVectorIndex(ctx.db, dataset.id, dataset.size, dataset.metric);
   for (let i = 0; i < corpus.length; i += batch) await writer.write(corpus.slice(i, i + batch));
   return { ...end(corpus.length), batch, steps_ms: writer.steps };
 }

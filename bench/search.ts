@@ -599,9 +599,9 @@ async function loadInBulk(config: Config, db: Knex, dataset: Dataset, corpus: Ch
   };
   await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker));
   const indexStarted = performance.now();
-  await buildVectorIndex(db, dataset, config.store.kind === 'postgres' ? '4GB' : '1GB');
+  const built = await buildVectorIndex(db, dataset, config.store.kind === 'postgres' ? '4GB' : '1GB');
   const vectorIndexMs = performance.now() - indexStarted;
-  log(`vector index built in ${fmt(vectorIndexMs / 1000, 1)} s`);
+  if (built) log(`vector index built in ${fmt(vectorIndexMs / 1000, 1)} s`);
   // Statistics for the planner, as after any bulk load (autovacuum would get to it later).
   await db.raw('analyze chunks, chunk_vectors');
   return { ...loadFigures('bulk', written, BULK_BATCH, clock().wallMs, latencies), steps_ms: { ...writer.steps, vector_index: vectorIndexMs } };

@@ -38,6 +38,19 @@ export function hnswSessionSql(): string {
     .join('; ');
 }
 
+/**
+ * The metrics whose searches the vectors held in memory answer (search/retrieval/vectors/; manhattan
+ * has no graph metric with the same order): their datasets keep no HNSW index here, whose inserts took half of a chunk write's database time.
+ * Searches that find a dataset's vectors not held (still being read, over the memory budget)
+ * compute its distances exactly instead.
+ */
+export const HELD_METRICS: ReadonlySet<DistanceMetric> = new Set(['cosine', 'dot', 'euclidean']);
+
+/** Whether a dataset of this metric keeps an HNSW index (only when its vectors are not held in memory). */
+export function needsVectorIndex(metric: DistanceMetric): boolean {
+  return !HELD_METRICS.has(metric);
+}
+
 /** The HNSW settings a scan for `efSearch` candidates needs. */
 export function hnswSettings(efSearch: number): Record<string, string> {
   return {

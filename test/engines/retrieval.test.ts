@@ -235,15 +235,10 @@ describe('semantic on a larger dataset', () => {
   let large: DatasetRow;
   const rareIds: string[] = [];
 
-  // pgvector's paths, as searches take them while a dataset's vectors are not held in memory
-  // (the held vectors have tests of their own, held-vectors.test.ts).
-  afterAll(() => {
-    service.services.vectors.enabled = true;
-  });
-
+  // pgvector's paths through its HNSW index, which datasets whose vectors are not held in memory
+  // keep: manhattan's (the held vectors have tests of their own, held-vectors.test.ts).
   beforeAll(async () => {
-    service.services.vectors.enabled = false;
-    large = await service.newDataset(orgId, 'retrieval large');
+    large = await service.newDataset(orgId, 'retrieval large', { DISTANCE_METRIC: 'manhattan' });
     const topics = ['invoice payment', 'parcel delivery', 'password reset', 'warranty repair', 'store opening hours', 'discount code'];
     const chunks: T.ChunkReqPayload[] = Array.from({ length: 1500 }, (_, i) => ({
       chunk_html: `Note ${i} about ${topics[i % topics.length]} for customer ${i % 97} in region ${i % 13}`,

@@ -43,6 +43,7 @@ describe(`store (${mode})`, () => {
       '017_drop_lexical_documents',
       '018_dataset_chunk_counts',
       '019_vector_changes',
+      '020_held_vector_indexes',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

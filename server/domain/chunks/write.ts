@@ -5,7 +5,7 @@ import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest, HttpError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { surfaceWords } from '../../search/query/words.js';
-import { ensureVectorIndex, writeVectors } from '../../store/vectors.js';
+import { ensureVectorIndex, needsVectorIndex, writeVectors } from '../../store/vectors.js';
 import { datasetConfig } from '../datasetConfig.js';
 import type { DatasetRow } from '../datasets.js';
 import { lexicalText } from './content.js';
@@ -105,10 +105,10 @@ export async function restoreIndex(services: ChunkWriteServices, datasetId: stri
   }
 }
 
-/** Makes sure the dataset's vector index exists; before the write's transaction, not inside it. */
+/** Makes sure the dataset's vector index exists when it needs one; before the write's transaction, not inside it. */
 export async function prepareVectorIndex(services: ChunkWriteServices, dataset: DatasetRow): Promise<void> {
   const config = datasetConfig(dataset);
-  await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  if (needsVectorIndex(config.DISTANCE_METRIC)) await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
 
 /**

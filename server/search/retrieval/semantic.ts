@@ -1,19 +1,20 @@
 // Semantic retrieval: the query's vector (the dataset's embedder, purpose 'query') against the
-// dataset's vectors in pgvector, through the dataset's partial HNSW index, with the filter evaluated
-// on the joined `chunks` row.
-//
-// HNSW filters after it walks the graph: with a filter, the first `ef_search` candidates may hold
-// few rows that pass. pgvector 0.8's iterative scan (relaxed order) keeps walking until enough rows
-// pass or `hnsw.max_scan_tuples` is reached; relaxed order means the rows come back almost sorted,
-// so they are sorted again here. A filter passing few chunks (filters/passing.ts) skips the walk:
-// every passing chunk's distance is computed, exactly. If the index yields fewer rows than exist
-// (the walk gave up), the same exact scan answers.
+// dataset's vectors, with the filter evaluated on the `chunks` row.
 //
 // Once the dataset's vectors are held in memory (vectors/), they answer a search without a filter
 // (the exact distances of the candidates of a graph walked in native code), one with a selective
 // filter (the exact distances of the passing chunks, whose ids alone are read from the table), and
 // one with a broad filter (the graph's nearest candidates checked against it, deeper until enough
 // pass).
+//
+// Otherwise pgvector answers: for the manhattan metric through the dataset's partial HNSW index,
+// and for the other metrics, which keep no such index (store/vectors.ts), by the same statements
+// computing every distance. HNSW filters after it walks the graph: with a filter, the first
+// `ef_search` candidates may hold few rows that pass. pgvector 0.8's iterative scan (relaxed order)
+// keeps walking until enough rows pass or `hnsw.max_scan_tuples` is reached; relaxed order means the
+// rows come back almost sorted, so they are sorted again here. A filter passing few chunks
+// (filters/passing.ts) skips the walk: every passing chunk's distance is computed, exactly. If the
+// index yields fewer rows than exist (the walk gave up), the same exact scan answers.
 import type { Knex } from 'knex';
 import { datasetConfig, type DatasetConfiguration } from '../../domain/datasetConfig.js';
 import { datasetChunkCount, type DatasetRow } from '../../domain/datasets.js';
@@ -263,7 +264,7 @@ const DEEPER = 8;
 
 /**
  * A broad filter over the held vectors: the nearest candidates (the first round sized so that about
- * twice `n` are expected to pass, at most 64 times `n`), ranked exactly, are checked against the
+ * four times `n` are expected to pass, at most 64 times `n`), ranked exactly, are checked against the
  * filter in PostgreSQL, deeper until `n` pass or the graph has no more; null when the graph comes
  * back short.
  */
@@ -277,7 +278,7 @@ async function nearestHeldChecked(
   also: string[],
 ): Promise<Hit[] | null> {
   const values = queryValues(query);
-  for (let depth = Math.ceil(n * Math.min(64, Math.max(2, 2 / share))); ; depth *= DEEPER) {
+  for (let depth = Math.ceil(n * Math.min(64, Math.max(4, 4 / share))); ; depth *= DEEPER) {
     const found = await heldHits(request, held.nearest(values, depth, also));
     if (!found) return null;
     const passed = await passingAmong(

@@ -19,6 +19,7 @@ import * as m016 from './016_chunk_tag_index.js';
 import * as m017 from './017_drop_lexical_documents.js';
 import * as m018 from './018_dataset_chunk_counts.js';
 import * as m019 from './019_vector_changes.js';
+import * as m020 from './020_held_vector_indexes.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '017_drop_lexical_documents': m017,
   '018_dataset_chunk_counts': m018,
   '019_vector_changes': m019,
+  '020_held_vector_indexes': m020,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -14,12 +14,10 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
-import type { DistanceMetric } from '../../../store/vectors.js';
+import { type DistanceMetric, HELD_METRICS } from '../../../store/vectors.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
 import { storedConfiguration, type VectorPage, vectorsOf, vectorsPage } from './store.js';
 
-/** The metrics the graph serves (manhattan has no graph metric with the same order). */
-const HELD_METRICS: ReadonlySet<DistanceMetric> = new Set(['cosine', 'dot', 'euclidean']);
 /** Vectors read per page while building. */
 const BUILD_PAGE = 4000;
 /** Bytes held across datasets; the least recently searched go first. */
