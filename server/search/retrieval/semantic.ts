@@ -224,7 +224,7 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
  * The `n` nearest chunks passing the filter: when the planner expects few to pass, those chunks,
  * every one compared (held vectors, else `nearestAmong`); otherwise, from the held vectors, the
  * graph's nearest candidates checked against the filter, deeper until `n` pass. Null when neither
- * applies (pgvector's index then answers).
+ * applies (pgvector then answers).
  */
 async function nearestFiltered(
   services: Services,
@@ -238,14 +238,15 @@ async function nearestFiltered(
   const chunks = datasetChunkCount(db, request.dataset.id);
   const filter = await estimateFilter(db, request, chunks);
   const held = await heldVectors(services, request);
-  let share = filter.expected / Math.max(await chunks, 1);
+  const total = Math.max(await chunks, 1);
+  let share = filter.expected / total;
   if (filter.selective) {
     if (!held) return nearestAmong(services, query, request, n, filter.limit);
     // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
     const ids = await passingIds(db, request, filter.limit + 1);
     if (ids.length <= filter.limit) return heldHits(request, held.nearestAmong(queryValues(query), n, ids));
     // The planner was wrong: more than the limit pass.
-    share = Math.max(share, filter.limit / Math.max(await chunks, 1));
+    share = Math.max(share, filter.limit / total);
   }
   if (!held) return null;
   return nearestHeldChecked(
