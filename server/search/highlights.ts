@@ -83,6 +83,9 @@ const WORD_RE = new RegExp(String.raw`[${CJK}]|(?:(?![${CJK}])[\p{L}\p{N}\p{M}])
 // The same words in text without those scripts, found without a look-ahead at every character.
 const HAS_CJK = new RegExp(`[${CJK}]`, 'u');
 const PLAIN_WORD_RE = /[\p{L}\p{N}\p{M}]+/gu;
+const NOT_ASCII = /[^\x00-\x7f]/;
+// A query's words and the marks standing for its quoted phrases (see parseQuery).
+const QUERY_TOKEN_RE = new RegExp(`${WORD_RE.source}|\u0000`, 'gu');
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
 const SPACE = /\s/u;
 // Characters that join query words into one term that must match as a phrase: e-mail, 3.5, U.S., AT&T.
@@ -109,10 +112,26 @@ interface Token {
 
 function tokenize(text: string, withStems: boolean): Token[] {
   const tokens: Token[] = [];
-  for (const m of text.matchAll(HAS_CJK.test(text) ? WORD_RE : PLAIN_WORD_RE)) {
-    const { key, stem } = formsOf(m[0]);
-    tokens.push({ start: m.index, end: m.index + m[0].length, key, stem: withStems ? stem : key });
+  const add = (start: number, end: number) => {
+    const { key, stem } = formsOf(text.slice(start, end));
+    tokens.push({ start, end, key, stem: withStems ? stem : key });
+  };
+  if (!NOT_ASCII.test(text)) {
+    // ASCII alone (most text): its word characters are letters and digits, found without a regular expression.
+    let start = -1;
+    for (let i = 0; i <= text.length; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 0;
+      const lower = c | 0x20;
+      const word = (lower >= 0x61 && lower <= 0x7a && c >= 0x41) || (c >= 0x30 && c <= 0x39);
+      if (word && start < 0) start = i;
+      else if (!word && start >= 0) {
+        add(start, i);
+        start = -1;
+      }
+    }
+    return tokens;
   }
+  for (const m of text.matchAll(HAS_CJK.test(text) ? WORD_RE : PLAIN_WORD_RE)) add(m.index, m.index + m[0].length);
   return tokens;
 }
 
@@ -191,7 +210,7 @@ function parseQuery(raw: string): Query {
 
   const words: { key: string; stem: string }[][] = []; // groups of joined words
   const barrierAfter: boolean[] = [];
-  const tokens = [...rest.matchAll(new RegExp(`${WORD_RE.source}|\u0000`, 'gu'))];
+  const tokens = [...rest.matchAll(QUERY_TOKEN_RE)];
   let prevEnd = -1;
   let negatedGroup = false;
   for (const m of tokens) {
@@ -358,14 +377,27 @@ function sourceRanges(text: string, pieces: Piece[], start: number, end: number)
 // ---------------------------------------------------------------------------------------------
 // Passages
 
+/** The pattern of a run of delimiters, kept for the delimiter lists searches use (usually the default one). */
+const delimiterRuns = new Map<string, RegExp>();
+
+function delimiterRun(delimiters: readonly string[]): RegExp {
+  const key = JSON.stringify(delimiters);
+  let re = delimiterRuns.get(key);
+  if (!re) {
+    const alternatives = [...delimiters].sort((a, b) => b.length - a.length).map((d) => d.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    re = new RegExp(`(?:${alternatives.join('|')})+`, 'gu');
+    if (delimiterRuns.size >= 100) delimiterRuns.clear();
+    delimiterRuns.set(key, re);
+  }
+  return re;
+}
+
 /** Splits [0, text.length) after each run of delimiters, keeping the delimiters in the passage. */
 function splitPassages(text: string, delimiters: readonly string[]): [number, number][] {
   const passages: [number, number][] = [];
   let start = 0;
   if (delimiters.length) {
-    const alternatives = [...delimiters].sort((a, b) => b.length - a.length).map((d) => d.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-    const re = new RegExp(`(?:${alternatives.join('|')})+`, 'gu');
-    for (const m of text.matchAll(re)) {
+    for (const m of text.matchAll(delimiterRun(delimiters))) {
       const cut = m.index + m[0].length;
       // Punctuation inside a word or number (3.5, example.com, a,b) does not end a passage.
       if (cut < text.length && WORD_CHAR.test(text[cut]) && !SPACE.test(m[0][m[0].length - 1])) continue;

@@ -407,3 +407,17 @@ describe('other scripts and odd input', () => {
     expect((performance.now() - started) / 5).toBeLessThan(200);
   });
 });
+
+describe('words of plain ASCII text', () => {
+  it('are the runs of letters and digits, as in any other text', () => {
+    // Every ASCII character but markup and the passage delimiters, control characters included: none joins a word.
+    const between = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).filter((c) => !/[A-Za-z0-9<&?,.!\n]/.test(c));
+    for (const c of between) {
+      const text = `x${c}Glacier9${c}y`;
+      expect(h(text, 'glacier9').chunk_html, JSON.stringify(c)).toBe(`x${c}${m('Glacier9')}${c}y`);
+    }
+    // The same words found in text that is not ASCII alone.
+    expect(h('x\u0015Glacier9 é', 'glacier9').chunk_html).toBe(`x\u0015${m('Glacier9')} é`);
+    expect(h('Glaciers_melt', 'glacier').chunk_html).toBe(`${m('Glaciers')}_melt`);
+  });
+});
