@@ -10,7 +10,7 @@ import { pinoHttp } from 'pino-http';
 import { grantAccess, type Access } from './auth/access.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
-import { httpLogOptions } from './log.js';
+import { httpLogOptions, withoutSecretParams } from './log.js';
 import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
@@ -22,7 +22,8 @@ type OperationId = keyof Handlers;
 export function createApp(services: Services, handlers: Handlers, logger?: Logger): express.Express {
   const app = express();
   app.disable('x-powered-by');
-  if (logger) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
+  // pino-http writes its request lines at info; at a higher level it would do its work per request for nothing.
+  if (logger?.isLevelEnabled('info')) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
   app.set('query parser', 'extended');
 
   app.get('/openapi.json', (_req, res) => {
@@ -52,7 +53,7 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.use(dispatch(services, handlers));
 
   app.use((req, _res, next) => next(new HttpError(404, `no route ${req.method} ${req.path}`)));
-  app.use(errorBody);
+  app.use(errorBody(logger));
   return app;
 }
 
@@ -136,18 +137,24 @@ function accessOf(req: Request): { value: Access | undefined } {
   return holder[accessKey];
 }
 
-/** Every failure, whoever raised it, becomes its status with `{message}`. */
-const errorBody: ErrorRequestHandler = (error, req, res, _next) => {
-  const { status, message } = describe(error, req);
-  // The validator's own words for an unknown route are just "not found".
-  if (status === 404 && message === 'not found') return res.status(404).json({ message: `no route ${req.method} ${req.path}` });
-  if (status >= 500) req.log?.error?.({ err: error }, 'request failed');
-  if (res.headersSent) return res.end();
-  // A 405 says which methods the path takes (the validator lists them, lower-cased).
-  const allow = (error as { headers?: { Allow?: string } })?.headers?.Allow;
-  if (status === 405 && allow) res.set('Allow', allow.toUpperCase());
-  res.status(status).json({ message });
-};
+/** Every failure, whoever raised it, becomes its status with `{message}`; server errors are logged. */
+const errorBody =
+  (logger: Logger | undefined): ErrorRequestHandler =>
+  (error, req, res, _next) => {
+    const { status, message } = describe(error, req);
+    // The validator's own words for an unknown route are just "not found".
+    if (status === 404 && message === 'not found') return res.status(404).json({ message: `no route ${req.method} ${req.path}` });
+    if (status >= 500) {
+      // Without pino-http's request logger, the request is named here.
+      const log = req.log ?? logger?.child({ req: { method: req.method, url: withoutSecretParams(req.originalUrl) } });
+      log?.error({ err: error }, 'request failed');
+    }
+    if (res.headersSent) return res.end();
+    // A 405 says which methods the path takes (the validator lists them, lower-cased).
+    const allow = (error as { headers?: { Allow?: string } })?.headers?.Allow;
+    if (status === 405 && allow) res.set('Allow', allow.toUpperCase());
+    res.status(status).json({ message });
+  };
 
 function describe(error: unknown, req: Request): { status: number; message: string } {
   if (error instanceof HttpError) return { status: error.status, message: error.message };

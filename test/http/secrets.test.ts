@@ -228,4 +228,30 @@ describe('log lines', () => {
       if (secret) expect(log, `a log line holds ${secret.slice(0, 12)}…`).not.toContain(secret);
     }
   });
+
+  it('above info, are written for server errors only, naming the request', async () => {
+    const quiet: string[] = [];
+    const logger = createLogger('warn', { secrets: secretValues(env), destination: { write: (line: string) => void quiet.push(line) } });
+    const failing = { ...handlers, get_dataset: async () => Promise.reject(new Error('the engine broke')) };
+    const app = http.createServer(createApp(services, failing, logger));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+      const datasetId = await dataset();
+      const headers = { authorization: ADMIN_KEY, 'SVC-Dataset': datasetId };
+      expect(
+        (await fetch(`${base}/api/dataset/organization/${orgId}?limit=5`, { headers: { authorization: ADMIN_KEY, 'SVC-Organization': orgId } })).status,
+      ).toBe(200);
+      expect(quiet).toEqual([]);
+      const failed = await fetch(`${base}/api/dataset/${datasetId}`, { headers });
+      expect(failed.status).toBe(500);
+      expect(quiet).toHaveLength(1);
+      const line = JSON.parse(quiet[0]);
+      expect(line).toMatchObject({ level: 50, msg: 'request failed', req: { method: 'GET' }, err: { message: 'the engine broke' } });
+      expect(line.req.url).toBe(`/api/dataset/${datasetId}`);
+      expect(quiet[0]).not.toContain(ADMIN_KEY);
+    } finally {
+      await new Promise((resolve) => app.close(resolve));
+    }
+  });
 });
