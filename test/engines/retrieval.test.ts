@@ -144,7 +144,9 @@ describe.each(['semantic', 'fulltext', 'hybrid'] as const)('%s', (type) => {
     const query = type !== 'fulltext' ? 'warranty claim for a laptop' : 'warranty refund parcel';
     const { hits } = await search(type, query, { limit: 30 });
     expect(hits.length).toBeGreaterThan(3);
-    const threshold = hits[2].score;
+    // Between two scores: semantic hits may be scored from the held vectors and counted in SQL, whose
+    // float4 sums can differ from them in the last bits.
+    const threshold = (hits[2].score + hits[3].score) / 2;
     const above = hits.filter((h) => h.score >= threshold).map((h) => h.id);
     const kept = await search(type, query, { limit: 30, scoreThreshold: threshold });
     expect(kept.hits.map((h) => h.id)).toEqual(above);
