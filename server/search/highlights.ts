@@ -110,17 +110,19 @@ interface Token {
   stem: string;
 }
 
-function tokenize(text: string, withStems: boolean): Token[] {
+/** The words of text[from, to), at their offsets in `text`. */
+function tokenize(text: string, withStems: boolean, from = 0, to = text.length): Token[] {
   const tokens: Token[] = [];
   const add = (start: number, end: number) => {
     const { key, stem } = formsOf(text.slice(start, end));
     tokens.push({ start, end, key, stem: withStems ? stem : key });
   };
-  if (!NOT_ASCII.test(text)) {
+  const part = from === 0 && to === text.length ? text : text.slice(from, to);
+  if (!NOT_ASCII.test(part)) {
     // ASCII alone (most text): its word characters are letters and digits, found without a regular expression.
     let start = -1;
-    for (let i = 0; i <= text.length; i++) {
-      const c = i < text.length ? text.charCodeAt(i) : 0;
+    for (let i = from; i <= to; i++) {
+      const c = i < to ? text.charCodeAt(i) : 0;
       const lower = c | 0x20;
       const word = (lower >= 0x61 && lower <= 0x7a && c >= 0x41) || (c >= 0x30 && c <= 0x39);
       if (word && start < 0) start = i;
@@ -131,7 +133,7 @@ function tokenize(text: string, withStems: boolean): Token[] {
     }
     return tokens;
   }
-  for (const m of text.matchAll(HAS_CJK.test(text) ? WORD_RE : PLAIN_WORD_RE)) add(m.index, m.index + m[0].length);
+  for (const m of part.matchAll(HAS_CJK.test(part) ? WORD_RE : PLAIN_WORD_RE)) add(from + m.index, from + m.index + m[0].length);
   return tokens;
 }
 
@@ -188,6 +190,13 @@ interface Query {
   /** The keys and stems a mark can start at (meaningful words, phrases' first words): a passage holding none has no match. */
   startKeys: Set<string>;
   startStems: Set<string>;
+  /**
+   * Strings every word a mark can start at contains once lower-cased, when it is ASCII: its key
+   * itself, or its stem but for the last two letters (Snowball English changes only a word's
+   * ending, and adds at most one letter of its own, two in dying, lying and tying). ASCII text
+   * whose passage holds none has no match in that passage.
+   */
+  anchors: string[];
 }
 
 /** The last query parsed: a search highlights every chunk of its page for the same query. */
@@ -276,7 +285,8 @@ function parseQuery(raw: string): Query {
   const meaningful = sequence.filter((w): w is QueryWord => w !== null && !w.stop);
   const startKeys = new Set([...meaningful.map((w) => w.key), ...phrasesByFirst.keys()]);
   const startStems = new Set(meaningful.map((w) => w.stem));
-  return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst, startKeys, startStems };
+  const anchors = [...new Set([...startKeys, ...[...startStems].map((stem) => stem.slice(0, Math.max(1, stem.length - 2)))])];
+  return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst, startKeys, startStems, anchors };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,7 +505,8 @@ function matchPassage(passage: Passage, query: Query, o: Resolved): void {
 // Putting it together
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
-const escapeHtml = (s: string) => s.replace(/[&<>]/g, (c) => ESCAPES[c]);
+const NEEDS_ESCAPE = /[&<>]/;
+const escapeHtml = (s: string) => (NEEDS_ESCAPE.test(s) ? s.replace(/[&<>]/g, (c) => ESCAPES[c]) : s);
 
 function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlighted {
   const unchanged = { chunk_html: html, highlights: [] };
@@ -504,13 +515,17 @@ function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlight
   if (query.unitCount === 0) return unchanged;
 
   const { text, pieces } = extractText(html);
-  const tokens = tokenize(text, true);
+  // Most passages hold no query word: in ASCII text, those without an anchor are not even read into words.
+  const anchored = NOT_ASCII.test(text) ? null : anchorsAt(text.toLowerCase(), query.anchors);
   const passages: Passage[] = [];
-  let t = 0;
+  let a = 0;
   for (const [start, end] of splitPassages(text, o.delimiters)) {
-    const first = t;
-    while (t < tokens.length && tokens[t].start < end) t++;
-    if (t > first) passages.push({ index: passages.length, start, end, tokens: tokens.slice(first, t), spans: [], units: new Set(), exact: false });
+    if (anchored) {
+      while (a < anchored.length && anchored[a] < start) a++;
+      if (a === anchored.length || anchored[a] >= end) continue;
+    }
+    const tokens = tokenize(text, true, start, end);
+    if (tokens.length) passages.push({ index: passages.length, start, end, tokens, spans: [], units: new Set(), exact: false });
   }
 
   const qualifying = passages.filter((p) => {
@@ -538,6 +553,13 @@ function highlightUnsafe(html: string, rawQuery: string, o: Resolved): Highlight
   return { chunk_html: out.join(''), highlights: best.map((p) => passageText(text, p, o)) };
 }
 
+/** Where the anchors occur in `lower`, ascending. */
+function anchorsAt(lower: string, anchors: string[]): number[] {
+  const at: number[] = [];
+  for (const anchor of anchors) for (let i = lower.indexOf(anchor); i >= 0; i = lower.indexOf(anchor, i + 1)) at.push(i);
+  return at.sort((x, y) => x - y);
+}
+
 /** The passage as escaped plain text, cut to the window, with its matches wrapped. */
 function passageText(text: string, p: Passage, o: Resolved): string {
   const n = p.tokens.length;
@@ -553,7 +575,7 @@ function passageText(text: string, p: Passage, o: Resolved): string {
   while (start < end && SPACE.test(text[start])) start++;
   while (end > start && SPACE.test(text[end - 1])) end--;
 
-  const plain = (a: number, b: number) => escapeHtml(text.slice(a, b).replace(/\s+/gu, ' '));
+  const plain = (a: number, b: number) => escapeHtml(text.slice(a, b).replace(/\s+/g, ' '));
   const parts: string[] = [];
   let at = start;
   for (const [a, b] of p.spans) {

@@ -1,6 +1,9 @@
 // Highlighting: which words are marked, which passages are returned, and that the chunk's HTML is
 // only ever changed by marks wrapped around text.
+import { readFileSync } from 'node:fs';
 import { parseDocument, DomUtils } from 'htmlparser2';
+import { stem } from 'porter2';
+import wordListPath from 'word-list';
 import { describe, expect, it } from 'vitest';
 import type * as T from '../../generated/client/types.gen.js';
 import { HIGHLIGHT_DEFAULTS, highlight, type Highlighted } from '../../server/search/highlights.js';
@@ -419,5 +422,22 @@ describe('words of plain ASCII text', () => {
     // The same words found in text that is not ASCII alone.
     expect(h('x\u0015Glacier9 é', 'glacier9').chunk_html).toBe(`x\u0015${m('Glacier9')} é`);
     expect(h('Glaciers_melt', 'glacier').chunk_html).toBe(`${m('Glaciers')}_melt`);
+  });
+});
+
+describe('passages passed over', () => {
+  it('are only those without a word whose stem a query word shares', () => {
+    // Snowball English turns "dying" into "die": a stem may end two letters away from its word.
+    expect(h('They were dying. He died. Nothing else.', 'die').chunk_html).toBe(`They were ${m('dying')}. He ${m('died')}. Nothing else.`);
+    expect(h('Relational tables. Nothing else.', 'relate').chunk_html).toBe(`${m('Relational')} tables. Nothing else.`);
+  });
+
+  it('rest on each English word keeping its stem but for at most the last two letters', () => {
+    // The anchors of a query (its keys, its stems but for the last two letters) are looked for in
+    // lower-cased ASCII text: every word whose stem is a query word's must contain its anchor.
+    for (const word of readFileSync(wordListPath, 'utf8').split('\n').filter(Boolean)) {
+      const stemmed = stem(word);
+      expect(word.startsWith(stemmed.slice(0, Math.max(1, stemmed.length - 2))), `${word} → ${stemmed}`).toBe(true);
+    }
   });
 });
