@@ -44,6 +44,7 @@ describe(`store (${mode})`, () => {
       '018_dataset_chunk_counts',
       '019_vector_changes',
       '020_held_vector_indexes',
+      '021_bm25_statistics_function',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -20,6 +20,7 @@ import * as m017 from './017_drop_lexical_documents.js';
 import * as m018 from './018_dataset_chunk_counts.js';
 import * as m019 from './019_vector_changes.js';
 import * as m020 from './020_held_vector_indexes.js';
+import * as m021 from './021_bm25_statistics_function.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '018_dataset_chunk_counts': m018,
   '019_vector_changes': m019,
   '020_held_vector_indexes': m020,
+  '021_bm25_statistics_function': m021,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -20,23 +20,21 @@ export interface TermStatistics {
   version: number;
 }
 
-/** The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals alone). */
+/**
+ * The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals
+ * alone): migration 021's function, whose plans the database keeps for the session.
+ */
 export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
-  const { rows } = await db.raw<{ rows: { chunks: string | null; length_sum: string | null; version: string | null; terms: string[]; counts: number[] }[] }>(
-    `with q as (select distinct lexeme from unnest(to_tsvector('english', coalesce(?, ''))))
-     select t.chunks, t.length_sum, t.version,
-            array(select lexeme from q order by lexeme) as terms,
-            array(select coalesce(c.chunks, 0) from q left join bm25_term_counts c on c.dataset_id = ? and c.term = q.lexeme order by q.lexeme) as counts
-       from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
-    [query, datasetId, datasetId],
-  );
+  const { rows } = await db.raw<{
+    rows: { total_chunks: string | null; total_length: string | null; dataset_version: string | null; query_terms: string[]; term_chunks: number[] }[];
+  }>('select * from bm25_term_statistics(?, ?)', [query, datasetId]);
   const [row] = rows;
   return {
-    terms: row.terms,
-    chunks: Number(row.chunks ?? 0),
-    lengthSum: Number(row.length_sum ?? 0),
-    counts: row.counts.map(Number),
-    version: Number(row.version ?? 0),
+    terms: row.query_terms,
+    chunks: Number(row.total_chunks ?? 0),
+    lengthSum: Number(row.total_length ?? 0),
+    counts: row.term_chunks.map(Number),
+    version: Number(row.dataset_version ?? 0),
   };
 }
 
