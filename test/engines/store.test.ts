@@ -1,4 +1,5 @@
 // The store seam: migrations run at every open, idempotently, and pgvector and pg_trgm answer.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../server/config.js';
 import { startAutoAnalyze } from '../../server/store/autoAnalyze.js';
@@ -19,6 +20,14 @@ afterAll(async () => {
 describe(`store (${mode})`, () => {
   it('is the engine of the mode', () => {
     expect(store.kind).toBe(mode === 'full' ? 'postgres' : 'pglite');
+  });
+
+  // npm run services starts the engines under SCHED_BATCH (scripts/services/proc.ts), so that a
+  // backend woken by a statement does not preempt the service's thread.
+  it.runIf(mode === 'full' && process.platform === 'linux')('runs its backends under SCHED_BATCH', async () => {
+    const { rows } = await store.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+    const policy = readFileSync(`/proc/${rows[0].pid}/sched`, 'utf8').match(/^policy\s*:\s*(\d+)/m)?.[1];
+    expect(policy).toBe('3'); // SCHED_BATCH
   });
 
   it('ran every migration, and opening again runs none and keeps the data', async () => {
