@@ -37,13 +37,13 @@ export interface SpawnOptions {
 }
 
 /**
- * Engines run under SCHED_BATCH where `chrt` (util-linux) is there: a database backend woken by a
+ * Engines run under SCHED_BATCH where `chrt` (util-linux) can set it: a database backend woken by a
  * statement the service sends then no longer preempts the service's thread on its CPU, while every
  * process keeps its fair share of the CPUs. On a machine whose cores are all busy, the service's
  * thread was otherwise taken off its CPU at almost every statement (a fifth of its time under the
  * load suite), and that thread is what caps concurrent searches. chrt execs the engine: same pid.
  */
-const BATCH_PREFIX = process.platform === 'linux' && spawnSync('chrt', ['--version']).status === 0 ? ['chrt', '--batch', '0'] : [];
+const BATCH_PREFIX = process.platform === 'linux' && spawnSync('chrt', ['--batch', '0', 'true']).status === 0 ? ['chrt', '--batch', '0'] : [];
 
 /** <dataDir>/logs/x.log -> <dataDir>/logs/x.pid: the engine's pid while it runs. */
 const pidFileFor = (logFile: string) => logFile.replace(/\.log$/, '') + '.pid';
