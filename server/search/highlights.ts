@@ -285,7 +285,8 @@ function parseQuery(raw: string): Query {
   const meaningful = sequence.filter((w): w is QueryWord => w !== null && !w.stop);
   const startKeys = new Set([...meaningful.map((w) => w.key), ...phrasesByFirst.keys()]);
   const startStems = new Set(meaningful.map((w) => w.stem));
-  const anchors = [...new Set([...startKeys, ...[...startStems].map((stem) => stem.slice(0, Math.max(1, stem.length - 2)))])];
+  // A word of combining marks alone has an empty key: it matches no ASCII word, and is no anchor.
+  const anchors = [...new Set([...startKeys, ...[...startStems].map((stem) => stem.slice(0, Math.max(1, stem.length - 2)))])].filter(Boolean);
   return { sequence, phrases, unitCount, unitByKey, unitsByStem, unitOfPhrase, phrasesByFirst, startKeys, startStems, anchors };
 }
 

@@ -441,3 +441,10 @@ describe('passages passed over', () => {
     }
   });
 });
+
+describe('a query word of combining marks alone', () => {
+  it('marks nothing in ASCII text, and returns', () => {
+    expect(h('Plain text. More text.', 'text \u0301')).toEqual({ chunk_html: `Plain ${m('text')}. More ${m('text')}.`, highlights: expect.any(Array) });
+    expect(h('Plain words.', '\u0301\u0302')).toEqual(unchanged('Plain words.'));
+  });
+});
