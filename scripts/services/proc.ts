@@ -43,7 +43,8 @@ export interface SpawnOptions {
  * thread was otherwise taken off its CPU at almost every statement (a fifth of its time under the
  * load suite), and that thread is what caps concurrent searches. chrt execs the engine: same pid.
  */
-const BATCH_PREFIX = process.platform === 'linux' && spawnSync('chrt', ['--batch', '0', 'true']).status === 0 ? ['chrt', '--batch', '0'] : [];
+export const enginesRunAsBatch = process.platform === 'linux' && spawnSync('chrt', ['--batch', '0', 'true']).status === 0;
+const BATCH_PREFIX = enginesRunAsBatch ? ['chrt', '--batch', '0'] : [];
 
 /** <dataDir>/logs/x.log -> <dataDir>/logs/x.pid: the engine's pid while it runs. */
 const pidFileFor = (logFile: string) => logFile.replace(/\.log$/, '') + '.pid';

@@ -1,7 +1,7 @@
 // The store seam: migrations run at every open, idempotently, and pgvector and pg_trgm answer.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enginesRunAsBatch } from '../../scripts/services/proc.js';
 import type { Config } from '../../server/config.js';
 import { startAutoAnalyze } from '../../server/store/autoAnalyze.js';
 import { openStore, type Store } from '../../server/store/db.js';
@@ -25,14 +25,11 @@ describe(`store (${mode})`, () => {
 
   // npm run services starts the engines under SCHED_BATCH where chrt can set it (scripts/services/proc.ts),
   // so that a backend woken by a statement does not preempt the service's thread.
-  it.runIf(mode === 'full' && process.platform === 'linux' && spawnSync('chrt', ['--batch', '0', 'true']).status === 0)(
-    'runs its backends under SCHED_BATCH',
-    async () => {
-      const { rows } = await store.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
-      const policy = readFileSync(`/proc/${rows[0].pid}/sched`, 'utf8').match(/^policy\s*:\s*(\d+)/m)?.[1];
-      expect(policy).toBe('3'); // SCHED_BATCH
-    },
-  );
+  it.runIf(mode === 'full' && enginesRunAsBatch)('runs its backends under SCHED_BATCH', async () => {
+    const { rows } = await store.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+    const policy = readFileSync(`/proc/${rows[0].pid}/sched`, 'utf8').match(/^policy\s*:\s*(\d+)/m)?.[1];
+    expect(policy).toBe('3'); // SCHED_BATCH
+  });
 
   it('ran every migration, and opening again runs none and keeps the data', async () => {
     const applied = await store.db('knex_migrations').orderBy('id').pluck('name');
