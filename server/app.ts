@@ -22,6 +22,8 @@ type OperationId = keyof Handlers;
 export function createApp(services: Services, handlers: Handlers, logger?: Logger): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETags on API answers: the contract declares no 304, and hashing every body costs each request.
+  app.disable('etag');
   // pino-http writes its request lines at info; at a higher level it would do its work per request for nothing.
   if (logger?.isLevelEnabled('info')) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
   app.set('query parser', 'extended');

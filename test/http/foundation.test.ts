@@ -35,6 +35,14 @@ describe('health', () => {
     }
   });
 
+  it('answers a conditional GET with its body: no ETag, never an undeclared 304', async () => {
+    const plain = await fetch(`${service.url}/api/health`);
+    expect(plain.headers.get('etag')).toBeNull();
+    const reply = await service.request('GET', '/api/health', { headers: { 'if-none-match': '*' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toHaveProperty('store');
+  });
+
   it('needs no API key', async () => {
     const reply = await service.request('GET', '/api/health');
     expect(reply.status).toBe(200);
