@@ -1,4 +1,5 @@
 // The engines behind the service, each chosen once at start from the configuration.
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { bootstrapInstanceAdmin } from './domain/users.js';
@@ -35,7 +36,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   const store = await openStore(config.store, logger);
   const deferred = new DeferredWriter(store.db, logger);
   const bm25 = bm25Indexes(store.db, logger);
-  const vectors = new VectorIndexes(store.db, logger);
+  const vectors = new VectorIndexes(store.db, logger, path.join(config.dataDir, 'held-vectors'));
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, vectors, store];
   try {

@@ -6,7 +6,8 @@ import type { DatasetConfigurationDto } from '../../generated/client/types.gen.j
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { startService, type RunningService } from '../../server/main.js';
 import { checkResponse } from './contract.js';
-import { testConfig } from './env.js';
+import { loadConfig } from '../../server/config.js';
+import { testEnvironment } from './env.js';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789';
 
@@ -25,7 +26,12 @@ export interface Reply {
 }
 
 export async function startTestService(extraEnv: Record<string, string> = {}): Promise<TestService> {
-  const service = await startService(await testConfig(extraEnv));
+  return serviceOn(await testEnvironment(extraEnv));
+}
+
+/** A service on the given environment: started again on the same one, it finds what the last left. */
+export async function serviceOn(environment: Record<string, string>): Promise<TestService> {
+  const service = await startService(loadConfig(environment));
   const client = (apiKey = ADMIN_KEY) => createClient({ baseUrl: service.url, fetch: checkedFetch, auth: () => apiKey });
   return {
     ...service,

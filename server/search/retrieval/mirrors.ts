@@ -34,6 +34,10 @@ export interface MirrorKind<I extends Mirror> {
   load(datasetId: string, more: (index: I) => boolean): Promise<I>;
   /** Applies the changed chunks as they are now (removed when gone). */
   apply(index: I, datasetId: string, changed: string[]): Promise<void>;
+  /** Keeps the index, with its version, for the next start (when the service closes). */
+  keep?(index: I, datasetId: string): Promise<void>;
+  /** The index kept at the last close, with the version it reflects; null when none was kept or it cannot be read. */
+  restore?(datasetId: string): Promise<I | null>;
 }
 
 /** Rebuilt when this share of its slots is dead... */
@@ -130,7 +134,18 @@ export class Mirrors<I extends Mirror> {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.entries.values()].map((e) => e.building));
+    if (this.kind.keep) await Promise.all([...this.entries].map(([datasetId, entry]) => this.keepForNextStart(datasetId, entry)));
     for (const entry of this.entries.values()) if (entry.index) this.retire(entry, entry.index);
+  }
+
+  /** Keeps the dataset's index for the next start, once the catch-ups queued on it are done. */
+  private async keepForNextStart(datasetId: string, entry: Entry<I>): Promise<void> {
+    await entry.caughtUp;
+    const index = entry.index;
+    if (!index || !this.kind.keep) return;
+    await this.kind
+      .keep(index, datasetId)
+      .catch((error) => this.log.warn({ err: error, datasetId }, `keeping the ${this.kind.what} for the next start failed`));
   }
 
   /** The dataset's entry, made most recently used. */
@@ -196,11 +211,13 @@ export class Mirrors<I extends Mirror> {
     }
   }
 
-  /** The dataset's index as of the version read first (later changes are caught up); null if over budget or closed. */
+  /**
+   * The dataset's index as of the version read first (later changes are caught up), or the one kept
+   * at the last close when the dataset has not gone back past it; null if over budget or closed.
+   */
   private async load(datasetId: string, entry: Entry<I>): Promise<I | null> {
     const version = await datasetVersion(this.db, datasetId);
-    const index = await this.kind.load(datasetId, (partial) => !this.closed && partial.size <= this.kind.budget);
-    index.version = version;
+    const index = (await this.restored(datasetId, version)) ?? (await this.read(datasetId, version));
     if (this.closed) {
       index.release();
       return null;
@@ -212,6 +229,24 @@ export class Mirrors<I extends Mirror> {
       return null;
     }
     return index;
+  }
+
+  private async read(datasetId: string, version: number): Promise<I> {
+    const index = await this.kind.load(datasetId, (partial) => !this.closed && partial.size <= this.kind.budget);
+    index.version = version;
+    return index;
+  }
+
+  /** The index kept at the last close, unless the dataset's version is now below its own (the database went back). */
+  private async restored(datasetId: string, version: number): Promise<I | null> {
+    const index = await this.kind.restore?.(datasetId).catch((error) => {
+      this.log.warn({ err: error, datasetId }, `the ${this.kind.what} kept at the last close cannot be read; reading the dataset`);
+      return null;
+    });
+    if (!index) return null;
+    if (index.version <= version) return index;
+    index.release();
+    return null;
   }
 
   /** Drops the least recently searched indexes until the budget holds, never `keep`'s. */

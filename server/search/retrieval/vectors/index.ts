@@ -6,7 +6,9 @@
 // Held in memory because a walk of pgvector's graph costs several milliseconds of the database's
 // CPU per search (and in embedded mode the one thread PGlite runs on), which capped concurrent
 // searches; the graph here is walked in native code, over int8 copies, in well under one.
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
@@ -32,6 +34,13 @@ const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384 };
 /** Candidates taken from the graph for a search, at least; they are then ranked exactly. */
 const MIN_CANDIDATES = 100;
 
+const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
+  dimension,
+  metric,
+  quantization: metric === 'cosine' ? 'i8' : 'f16',
+  ...GRAPH,
+});
+
 export interface Nearest {
   /** Nearest first, ties by id. */
   ids: string[];
@@ -45,8 +54,26 @@ interface Stats {
   slots: number;
 }
 
+/** What a set of vectors is made with: kept sets made otherwise are read again from the database. */
+interface Shape {
+  dimension: number;
+  metric: DistanceMetric;
+  quantization: 'i8' | 'f16';
+  connectivity: number;
+  expansionAdd: number;
+  expansionSearch: number;
+}
+
+/** What `keep` writes beside a kept set's files. */
+interface Kept {
+  version: number;
+  shape: Shape;
+}
+
 interface VectorWorker {
   create(handle: number, options: object): void;
+  save(handle: number, dir: string): void;
+  restore(handle: number, options: object, dir: string): Stats;
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
   nearest(handle: number, query: Float32Array, k: number, candidates: number, also: string[]): Nearest;
@@ -93,11 +120,17 @@ export class HeldVectors implements Mirror {
     return this.worker.nearest(this.handle, query, k, 0, among);
   }
 
+  /** Writes the vectors and their graph into `dir`. */
+  save(dir: string): Promise<void> {
+    return this.worker.save(this.handle, dir);
+  }
+
   release(): void {
     this.worker.release(this.handle).catch(() => undefined);
   }
 
-  private took(stats: Stats): void {
+  /** Takes the worker's counts after it changed what it holds. */
+  took(stats: Stats): void {
     this.chunks = stats.chunks;
     this.slots = stats.slots;
   }
@@ -109,9 +142,15 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
   private worker: Comlink.Remote<VectorWorker> | null = null;
   private handles = 0;
 
+  /**
+   * `keptDir`: where each dataset's vectors are kept when the service closes (null: nowhere), so the
+   * next start reads them from there instead of building the graph again: minutes of CPU at a
+   * million vectors. A kept set is read once, then deleted; the change log brings it up to date.
+   */
   constructor(
     db: Knex,
     private readonly logger: Logger,
+    private readonly keptDir: string | null = null,
   ) {
     super(db, logger, {
       what: 'vectors',
@@ -133,7 +172,16 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
         await held.remove(changed.filter((id) => !present.has(id)));
         await held.add(now);
       },
+      ...(keptDir && {
+        keep: (held, datasetId) => this.keep(held, datasetId),
+        restore: (datasetId) => this.restore(db, datasetId),
+      }),
     });
+  }
+
+  override drop(datasetId: string): void {
+    super.drop(datasetId);
+    if (this.keptDir) rm(path.join(this.keptDir, datasetId), { recursive: true, force: true }).catch(() => undefined);
   }
 
   /** Whether a dataset of this metric is served from memory. */
@@ -170,14 +218,48 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     if (!VectorIndexes.serves(metric)) throw new Error(`vectors of the ${metric} metric are not held in memory`);
     const worker = this.started();
     const handle = ++this.handles;
-    await worker.create(handle, {
-      dimension,
-      metric,
-      quantization: metric === 'cosine' ? 'i8' : 'f16',
-      ...GRAPH,
-      threads: os.availableParallelism(),
-    });
+    await worker.create(handle, { ...shapeOf(dimension, metric), threads: os.availableParallelism() });
     return new HeldVectors(worker, handle, dimension, metric);
+  }
+
+  /** Writes the dataset's vectors under keptDir, whole or not at all (a directory renamed into place). */
+  private async keep(held: HeldVectors, datasetId: string): Promise<void> {
+    const dir = path.join(this.keptDir as string, datasetId);
+    const writing = `${dir}.writing`;
+    await rm(writing, { recursive: true, force: true });
+    await mkdir(writing, { recursive: true });
+    await held.save(writing);
+    const kept: Kept = { version: held.version, shape: shapeOf(held.dimension, held.metric) };
+    await writeFile(path.join(writing, 'kept.json'), JSON.stringify(kept));
+    await rm(dir, { recursive: true, force: true });
+    await rename(writing, dir);
+  }
+
+  /** The dataset's vectors kept at the last close, if made as the dataset's are now; the files are deleted once read. */
+  private async restore(db: Knex, datasetId: string): Promise<HeldVectors | null> {
+    const dir = path.join(this.keptDir as string, datasetId);
+    const kept = await readFile(path.join(dir, 'kept.json'), 'utf8').then(
+      (text) => JSON.parse(text) as Kept,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      },
+    );
+    if (!kept) return null;
+    try {
+      const config = await storedConfiguration(db, datasetId);
+      if (!config || !VectorIndexes.serves(config.DISTANCE_METRIC)) return null;
+      const shape = shapeOf(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+      if (JSON.stringify(kept.shape) !== JSON.stringify(shape)) return null;
+      const worker = this.started();
+      const handle = ++this.handles;
+      const held = new HeldVectors(worker, handle, shape.dimension, shape.metric);
+      held.took(await worker.restore(handle, { ...shape, threads: os.availableParallelism() }, dir));
+      held.version = kept.version;
+      return held;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   private started(): Comlink.Remote<VectorWorker> {

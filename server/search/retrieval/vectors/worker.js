@@ -4,6 +4,8 @@
 // exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
 // them, so the graph's quantization changes which chunks are found, never their scores. Plain
 // JavaScript: a worker is loaded by Node itself, without the TypeScript loader of the service.
+import fs from 'node:fs';
+import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
@@ -138,6 +140,51 @@ class DatasetVectors {
     return { ids: best.map((s) => s.id), distances: Float64Array.from(best, (s) => s.distance), complete: found.length >= wanted };
   }
 
+  /**
+   * Writes the graph, the vectors (in slot order, in this machine's byte order) and the slots' ids
+   * into `dir`, for `restore` at the next start.
+   */
+  save(dir) {
+    this.graph.save(path.join(dir, 'graph.usearch'));
+    const fd = fs.openSync(path.join(dir, 'vectors.f32'), 'w');
+    try {
+      for (let b = 0; b < this.blocks.length; b++) {
+        const floats = Math.min(BLOCK, this.ids.length - b * BLOCK) * this.dimension;
+        fs.writeSync(fd, new Uint8Array(this.blocks[b].buffer, 0, floats * 4));
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.writeFileSync(path.join(dir, 'ids.json'), JSON.stringify(this.ids));
+  }
+
+  /** Reads what `save` wrote into `dir` (this set being new and empty). */
+  restore(dir) {
+    const ids = JSON.parse(fs.readFileSync(path.join(dir, 'ids.json'), 'utf8'));
+    const file = path.join(dir, 'vectors.f32');
+    if (fs.statSync(file).size !== ids.length * this.dimension * 4) throw new Error(`${file} does not hold ${ids.length} vectors`);
+    this.graph.load(path.join(dir, 'graph.usearch'));
+    const fd = fs.openSync(file, 'r');
+    try {
+      for (let first = 0; first < ids.length; first += BLOCK) {
+        const block = new Float32Array(BLOCK * this.dimension);
+        const bytes = Math.min(BLOCK, ids.length - first) * this.dimension * 4;
+        if (fs.readSync(fd, new Uint8Array(block.buffer, 0, bytes)) !== bytes) throw new Error(`${file} ended early`);
+        const squareBlock = new Float64Array(BLOCK);
+        for (let i = 0; first + i < ids.length && i < BLOCK; i++) squareBlock[i] = squares(block, i * this.dimension, this.dimension);
+        this.blocks.push(block);
+        this.squareBlocks.push(squareBlock);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.ids = ids;
+    ids.forEach((id, slot) => {
+      if (id == null) this.dead++;
+      else this.slotOf.set(id, slot);
+    });
+  }
+
   get stats() {
     return { chunks: this.ids.length - this.dead, slots: this.ids.length };
   }
@@ -169,6 +216,15 @@ Comlink.expose(
     nearest(handle, query, k, candidates, also) {
       const answer = held(handle).nearest(query, k, candidates, also);
       return Comlink.transfer(answer, [answer.distances.buffer]);
+    },
+    save(handle, dir) {
+      held(handle).save(dir);
+    },
+    restore(handle, options, dir) {
+      const set = new DatasetVectors(options);
+      set.restore(dir);
+      sets.set(handle, set);
+      return set.stats;
     },
     release(handle) {
       sets.delete(handle);
