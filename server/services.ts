@@ -35,8 +35,8 @@ export interface Services {
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
   const store = await openStore(config.store, logger);
   const deferred = new DeferredWriter(store.db, logger);
-  const bm25 = bm25Indexes(store.db, logger);
-  const vectors = new VectorIndexes(store.db, logger, path.join(config.dataDir, 'held-vectors'));
+  const bm25 = bm25Indexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'bm25'));
+  const vectors = new VectorIndexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'vectors'));
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, vectors, store];
   try {

@@ -6,9 +6,18 @@
 // each search it re-reads the chunks changed since, so a search sees every write committed before
 // it. When too much of an index is dead, or the change log no longer reaches back far enough, it is
 // built anew. Until an index is ready, searches go to SQL, which gives the same results.
+//
+// A kind may keep its indexes on disk when the service closes; the next start then reads a
+// dataset's from there instead of the database, and the change log brings it up to date as it
+// does any index that has fallen behind.
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { changesSince, datasetVersion } from './changes.js';
+
+/** The file beside a kept index that holds the version it reflects. */
+const KEPT_VERSION = 'version.json';
 
 /** What the manager asks of an index. */
 export interface Mirror {
@@ -34,10 +43,10 @@ export interface MirrorKind<I extends Mirror> {
   load(datasetId: string, more: (index: I) => boolean): Promise<I>;
   /** Applies the changed chunks as they are now (removed when gone). */
   apply(index: I, datasetId: string, changed: string[]): Promise<void>;
-  /** Keeps the index, with its version, for the next start (when the service closes). */
-  keep?(index: I, datasetId: string): Promise<void>;
-  /** The index kept at the last close, with the version it reflects; null when none was kept or it cannot be read. */
-  restore?(datasetId: string): Promise<I | null>;
+  /** Writes the index into the empty directory `dir`, for `restore` at the next start. */
+  keep?(index: I, dir: string): Promise<void>;
+  /** The index `keep` wrote into `dir`; null when it was made otherwise than the dataset's would be now. */
+  restore?(datasetId: string, dir: string): Promise<I | null>;
 }
 
 /** Rebuilt when this share of its slots is dead... */
@@ -68,10 +77,15 @@ export class Mirrors<I extends Mirror> {
   private readonly entries = new Map<string, Entry<I>>();
   private closed = false;
 
+  /**
+   * `keptDir`: where the indexes are kept when the service closes (null: nowhere), one directory a
+   * dataset; the next start reads a dataset's from there, once, then deletes it.
+   */
   constructor(
     private readonly db: Knex,
     private readonly log: Logger,
     private readonly kind: MirrorKind<I>,
+    private readonly keptDir: string | null = null,
   ) {}
 
   /**
@@ -124,6 +138,8 @@ export class Mirrors<I extends Mirror> {
     const entry = this.entries.get(datasetId);
     this.entries.delete(datasetId);
     if (entry?.index) this.retire(entry, entry.index);
+    const kept = this.keptPath(datasetId);
+    if (kept) rm(kept, { recursive: true, force: true }).catch(() => undefined);
   }
 
   /** Forgets every index without freeing it (what held them is gone). */
@@ -134,18 +150,32 @@ export class Mirrors<I extends Mirror> {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.entries.values()].map((e) => e.building));
-    if (this.kind.keep) await Promise.all([...this.entries].map(([datasetId, entry]) => this.keepForNextStart(datasetId, entry)));
+    await Promise.all([...this.entries].map(([datasetId, entry]) => this.keepForNextStart(datasetId, entry)));
     for (const entry of this.entries.values()) if (entry.index) this.retire(entry, entry.index);
   }
 
-  /** Keeps the dataset's index for the next start, once the catch-ups queued on it are done. */
+  private keptPath(datasetId: string): string | null {
+    return this.keptDir && this.kind.keep && this.kind.restore ? path.join(this.keptDir, datasetId) : null;
+  }
+
+  /** Keeps the dataset's index for the next start, whole or not at all (written aside, then renamed into place). */
   private async keepForNextStart(datasetId: string, entry: Entry<I>): Promise<void> {
+    const dir = this.keptPath(datasetId);
     await entry.caughtUp;
     const index = entry.index;
-    if (!index || !this.kind.keep) return;
-    await this.kind
-      .keep(index, datasetId)
-      .catch((error) => this.log.warn({ err: error, datasetId }, `keeping the ${this.kind.what} for the next start failed`));
+    if (!dir || !index || !this.kind.keep) return;
+    const writing = `${dir}.writing`;
+    try {
+      await rm(writing, { recursive: true, force: true });
+      await mkdir(writing, { recursive: true });
+      await this.kind.keep(index, writing);
+      await writeFile(path.join(writing, KEPT_VERSION), JSON.stringify({ version: index.version }));
+      await rm(dir, { recursive: true, force: true });
+      await rename(writing, dir);
+    } catch (error) {
+      this.log.warn({ err: error, datasetId }, `keeping the ${this.kind.what} for the next start failed`);
+      await rm(writing, { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 
   /** The dataset's entry, made most recently used. */
@@ -237,16 +267,26 @@ export class Mirrors<I extends Mirror> {
     return index;
   }
 
-  /** The index kept at the last close, unless the dataset's version is now below its own (the database went back). */
+  /**
+   * The index kept at the last close, unless the dataset's version is now below its own (the
+   * database went back); its files are deleted, read or not.
+   */
   private async restored(datasetId: string, version: number): Promise<I | null> {
-    const index = await this.kind.restore?.(datasetId).catch((error) => {
-      this.log.warn({ err: error, datasetId }, `the ${this.kind.what} kept at the last close cannot be read; reading the dataset`);
+    const dir = this.keptPath(datasetId);
+    if (!dir || !this.kind.restore) return null;
+    try {
+      const kept: { version: number } = JSON.parse(await readFile(path.join(dir, KEPT_VERSION), 'utf8'));
+      if (!(kept.version <= version)) return null;
+      const index = await this.kind.restore(datasetId, dir);
+      if (index) index.version = kept.version;
+      return index;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.log.warn({ err: error, datasetId }, `the kept ${this.kind.what} cannot be read; reading the dataset`);
       return null;
-    });
-    if (!index) return null;
-    if (index.version <= version) return index;
-    index.release();
-    return null;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   /** Drops the least recently searched indexes until the budget holds, never `keep`'s. */

@@ -6,7 +6,7 @@
 // Held in memory because a walk of pgvector's graph costs several milliseconds of the database's
 // CPU per search (and in embedded mode the one thread PGlite runs on), which capped concurrent
 // searches; the graph here is walked in native code, over int8 copies, in well under one.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -64,11 +64,8 @@ interface Shape {
   expansionSearch: number;
 }
 
-/** What `keep` writes beside a kept set's files. */
-interface Kept {
-  version: number;
-  shape: Shape;
-}
+/** The file beside kept vectors that holds their shape. */
+const SHAPE_FILE = 'shape.json';
 
 interface VectorWorker {
   create(handle: number, options: object): void;
@@ -142,46 +139,40 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
   private worker: Comlink.Remote<VectorWorker> | null = null;
   private handles = 0;
 
-  /**
-   * `keptDir`: where each dataset's vectors are kept when the service closes (null: nowhere), so the
-   * next start reads them from there instead of building the graph again: minutes of CPU at a
-   * million vectors. A kept set is read once, then deleted; the change log brings it up to date.
-   */
+  /** `keptDir`: see Mirrors; kept vectors spare the next start building the graph again (minutes of CPU at a million). */
   constructor(
     db: Knex,
     private readonly logger: Logger,
-    private readonly keptDir: string | null = null,
+    keptDir: string | null = null,
   ) {
-    super(db, logger, {
-      what: 'vectors',
-      budget: BYTES_BUDGET,
-      load: async (datasetId, more) => {
-        const config = await storedConfiguration(db, datasetId);
-        if (!config) throw new Error(`no dataset ${datasetId}`);
-        const held = await this.hold(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
-        for (let after: string | null = null; ; ) {
-          const { page, last, read } = await vectorsPage(db, datasetId, held.dimension, after, BUILD_PAGE);
-          await held.add(page);
-          if (read < BUILD_PAGE || !more(held)) return held;
-          after = last;
-        }
+    super(
+      db,
+      logger,
+      {
+        what: 'vectors',
+        budget: BYTES_BUDGET,
+        load: async (datasetId, more) => {
+          const config = await storedConfiguration(db, datasetId);
+          if (!config) throw new Error(`no dataset ${datasetId}`);
+          const held = await this.hold(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+          for (let after: string | null = null; ; ) {
+            const { page, last, read } = await vectorsPage(db, datasetId, held.dimension, after, BUILD_PAGE);
+            await held.add(page);
+            if (read < BUILD_PAGE || !more(held)) return held;
+            after = last;
+          }
+        },
+        apply: async (held, datasetId, changed) => {
+          const now = await vectorsOf(db, datasetId, held.dimension, changed);
+          const present = new Set(now.ids);
+          await held.remove(changed.filter((id) => !present.has(id)));
+          await held.add(now);
+        },
+        keep: (held, dir) => this.keep(held, dir),
+        restore: (datasetId, dir) => this.restore(db, datasetId, dir),
       },
-      apply: async (held, datasetId, changed) => {
-        const now = await vectorsOf(db, datasetId, held.dimension, changed);
-        const present = new Set(now.ids);
-        await held.remove(changed.filter((id) => !present.has(id)));
-        await held.add(now);
-      },
-      ...(keptDir && {
-        keep: (held, datasetId) => this.keep(held, datasetId),
-        restore: (datasetId) => this.restore(db, datasetId),
-      }),
-    });
-  }
-
-  override drop(datasetId: string): void {
-    super.drop(datasetId);
-    if (this.keptDir) rm(path.join(this.keptDir, datasetId), { recursive: true, force: true }).catch(() => undefined);
+      keptDir,
+    );
   }
 
   /** Whether a dataset of this metric is served from memory. */
@@ -222,44 +213,23 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     return new HeldVectors(worker, handle, dimension, metric);
   }
 
-  /** Writes the dataset's vectors under keptDir, whole or not at all (a directory renamed into place). */
-  private async keep(held: HeldVectors, datasetId: string): Promise<void> {
-    const dir = path.join(this.keptDir as string, datasetId);
-    const writing = `${dir}.writing`;
-    await rm(writing, { recursive: true, force: true });
-    await mkdir(writing, { recursive: true });
-    await held.save(writing);
-    const kept: Kept = { version: held.version, shape: shapeOf(held.dimension, held.metric) };
-    await writeFile(path.join(writing, 'kept.json'), JSON.stringify(kept));
-    await rm(dir, { recursive: true, force: true });
-    await rename(writing, dir);
+  /** Writes the vectors, their graph and the shape they were made in into `dir`. */
+  private async keep(held: HeldVectors, dir: string): Promise<void> {
+    await held.save(dir);
+    await writeFile(path.join(dir, SHAPE_FILE), JSON.stringify(shapeOf(held.dimension, held.metric)));
   }
 
-  /** The dataset's vectors kept at the last close, if made as the dataset's are now; the files are deleted once read. */
-  private async restore(db: Knex, datasetId: string): Promise<HeldVectors | null> {
-    const dir = path.join(this.keptDir as string, datasetId);
-    const kept = await readFile(path.join(dir, 'kept.json'), 'utf8').then(
-      (text) => JSON.parse(text) as Kept,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return null;
-        throw error;
-      },
-    );
-    if (!kept) return null;
-    try {
-      const config = await storedConfiguration(db, datasetId);
-      if (!config || !VectorIndexes.serves(config.DISTANCE_METRIC)) return null;
-      const shape = shapeOf(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
-      if (JSON.stringify(kept.shape) !== JSON.stringify(shape)) return null;
-      const worker = this.started();
-      const handle = ++this.handles;
-      const held = new HeldVectors(worker, handle, shape.dimension, shape.metric);
-      held.took(await worker.restore(handle, { ...shape, threads: os.availableParallelism() }, dir));
-      held.version = kept.version;
-      return held;
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  /** The vectors kept in `dir`, if made in the shape the dataset's would be made in now. */
+  private async restore(db: Knex, datasetId: string, dir: string): Promise<HeldVectors | null> {
+    const config = await storedConfiguration(db, datasetId);
+    if (!config || !VectorIndexes.serves(config.DISTANCE_METRIC)) return null;
+    const shape = shapeOf(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+    if ((await readFile(path.join(dir, SHAPE_FILE), 'utf8')) !== JSON.stringify(shape)) return null;
+    const worker = this.started();
+    const handle = ++this.handles;
+    const held = new HeldVectors(worker, handle, shape.dimension, shape.metric);
+    held.took(await worker.restore(handle, { ...shape, threads: os.availableParallelism() }, dir));
+    return held;
   }
 
   private started(): Comlink.Remote<VectorWorker> {
