@@ -1,6 +1,7 @@
 // What the search operations ask of retrieval, and what they get back.
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../domain/datasets.js';
+import type { FilterReads } from './filters/passing.js';
 import type { TermBoost } from './query/boost.js';
 import type { TermConditions } from './query/conditions.js';
 
@@ -28,6 +29,8 @@ export interface RetrievalRequest {
   termBoost?: TermBoost;
   /** The dataset's version (retrieval/changes.ts) as this search has read it: indexes held in memory that reached it need no catch-up. */
   seenVersion?: number;
+  /** Reads of the filter this search shares between its lists (filters/passing.ts). */
+  filterReads?: FilterReads;
 }
 
 export interface Hit {

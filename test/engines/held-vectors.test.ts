@@ -285,4 +285,50 @@ describe('kept current', () => {
     await writeVectors(db(), dataset.id, [{ chunkId: ids[2], vector: target }]);
     expect((await hybrid(target))[0].id).toBe(ids[2]);
   });
+
+  it('has hybrid search with a selective filter read the passing chunks once, for both lists', async () => {
+    const own = await service.newDataset(orgId, 'hybrid filter', { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
+    const list = vectors(300, random);
+    // Rows with their BM25 terms, as the write path stores them, so that the keyword list reads the filter too.
+    const rows: { id: string }[] = await db()('chunks')
+      .insert(
+        list.map((_, i) => ({
+          dataset_id: own.id,
+          chunk_html: `chunk ${i}`,
+          bm25_terms: db().raw("to_tsvector('english', ?)", [`chunk ${i}`]),
+          bm25_length: 2,
+          tag_set: [i % 50 === 0 ? 'few' : 'many'],
+        })),
+      )
+      .returning('id');
+    await writeVectors(
+      db(),
+      own.id,
+      rows.map((r, i) => ({ chunkId: r.id, vector: list[i] })),
+    );
+    await service.services.bm25.ready(own.id);
+    await service.services.vectors.ready(own.id);
+    const few = { must: [{ field: 'tag_set', match_any: ['few'] }] };
+    const hybrid = async () =>
+      (await retrieve(service.services, 'hybrid', { dataset: own, query: 'chunk', vector: target, limit: 10, offset: 0, filter: few })).hits;
+    await hybrid();
+    const statements: string[] = [];
+    const listener = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', listener);
+    let hits: Hit[] = [];
+    try {
+      hits = await hybrid();
+    } finally {
+      db().off('query', listener);
+    }
+    expect(statements.filter((sql) => sql.startsWith('explain'))).toHaveLength(1);
+    expect(statements.filter((sql) => sql.includes('"tag_set" &&') && !sql.startsWith('explain'))).toHaveLength(1);
+    // Every chunk passing (one in fifty) is in both lists, so every one is returned.
+    expect(hits.map((h) => h.id).sort()).toEqual(
+      rows
+        .filter((_, i) => i % 50 === 0)
+        .map((r) => r.id)
+        .sort(),
+    );
+  });
 });

@@ -35,8 +35,35 @@ export function passingQuery(
   return applyTermConditions(applyChunkFilter(from, request.filter, 'chunks', 'filters'), request.conditions);
 }
 
+/**
+ * One search's reads of its filter, made once however many of its lists ask for them (hybrid's
+ * two): for the requests with this filter and these term conditions.
+ */
+export class FilterReads {
+  expected?: Promise<number>;
+  passing?: { limit: number; ids: Promise<string[]> };
+
+  constructor(
+    readonly filter: RetrievalRequest['filter'],
+    readonly conditions: RetrievalRequest['conditions'],
+  ) {}
+}
+
+/** The request's shared reads, when they are of its filter and conditions. */
+function sharedReads(request: RetrievalRequest): FilterReads | undefined {
+  const reads = request.filterReads;
+  return reads && reads.filter === request.filter && reads.conditions === request.conditions ? reads : undefined;
+}
+
 /** How many chunks the planner expects to pass, from its statistics (no rows are read). */
 export async function estimatedPassing(db: Knex, request: RetrievalRequest): Promise<number> {
+  const reads = sharedReads(request);
+  if (!reads) return plannedRows(db, request);
+  reads.expected ??= plannedRows(db, request);
+  return reads.expected;
+}
+
+async function plannedRows(db: Knex, request: RetrievalRequest): Promise<number> {
   const result = (await db.raw('explain (format json) ?', [passingQuery(db, request).select('chunks.id')])) as unknown;
   const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
   const cell = Object.values((rows[0] ?? {}) as Record<string, unknown>)[0];
@@ -59,9 +86,15 @@ export async function estimateFilter(db: Knex, request: RetrievalRequest, datase
   return { expected, limit, selective: expected <= limit };
 }
 
-/** Up to `limit` of the chunks passing the filter. */
+/** Up to `limit` of the chunks passing the filter (of a shared read, when one reads at least as many). */
 export async function passingIds(db: Knex, request: RetrievalRequest, limit: number): Promise<string[]> {
-  return passingQuery(db, request).limit(limit).pluck('chunks.id');
+  // A promise, not the query builder: awaiting a builder twice would run its statement twice.
+  const read = async (n: number): Promise<string[]> => passingQuery(db, request).limit(n).pluck('chunks.id');
+  const reads = sharedReads(request);
+  if (!reads) return read(limit);
+  if (!reads.passing || reads.passing.limit < limit) reads.passing = { limit, ids: read(limit) };
+  const ids = await reads.passing.ids;
+  return ids.length > limit ? ids.slice(0, limit) : ids;
 }
 
 /**

@@ -11,6 +11,7 @@
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
+import { FilterReads } from '../filters/passing.js';
 import { bm25Top, prepareBm25 } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
 import { nearest, semanticQuery } from './semantic.js';
@@ -40,8 +41,9 @@ export function hybridWindow(wanted: number): number {
 /** The candidates of both lists, fused, the threshold applied to the fused score. */
 async function fused(services: Services, request: RetrievalRequest, weights: FusionWeights): Promise<Hit[]> {
   const window = hybridWindow(request.offset + request.limit);
-  // Each list unthresholded: the threshold is on the fused score.
-  const each = { ...request, scoreThreshold: null };
+  // Each list unthresholded: the threshold is on the fused score. A selective filter's passing
+  // chunks are read once for both lists.
+  const each = { ...request, scoreThreshold: null, filterReads: new FilterReads(request.filter, request.conditions) };
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
   const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
   const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
