@@ -205,12 +205,16 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     this.worker = null;
   }
 
-  private async hold(dimension: number, metric: DistanceMetric): Promise<HeldVectors> {
+  /** A new set of vectors on the worker: empty, or the one kept in `keptIn`. */
+  private async hold(dimension: number, metric: DistanceMetric, keptIn?: string): Promise<HeldVectors> {
     if (!VectorIndexes.serves(metric)) throw new Error(`vectors of the ${metric} metric are not held in memory`);
     const worker = this.started();
     const handle = ++this.handles;
-    await worker.create(handle, { ...shapeOf(dimension, metric), threads: os.availableParallelism() });
-    return new HeldVectors(worker, handle, dimension, metric);
+    const options = { ...shapeOf(dimension, metric), threads: os.availableParallelism() };
+    const held = new HeldVectors(worker, handle, dimension, metric);
+    if (keptIn) held.took(await worker.restore(handle, options, keptIn));
+    else await worker.create(handle, options);
+    return held;
   }
 
   /** Writes the vectors, their graph and the shape they were made in into `dir`. */
@@ -223,13 +227,9 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
   private async restore(db: Knex, datasetId: string, dir: string): Promise<HeldVectors | null> {
     const config = await storedConfiguration(db, datasetId);
     if (!config || !VectorIndexes.serves(config.DISTANCE_METRIC)) return null;
-    const shape = shapeOf(config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
-    if ((await readFile(path.join(dir, SHAPE_FILE), 'utf8')) !== JSON.stringify(shape)) return null;
-    const worker = this.started();
-    const handle = ++this.handles;
-    const held = new HeldVectors(worker, handle, shape.dimension, shape.metric);
-    held.took(await worker.restore(handle, { ...shape, threads: os.availableParallelism() }, dir));
-    return held;
+    const shape = JSON.stringify(shapeOf(config.EMBEDDING_SIZE, config.DISTANCE_METRIC));
+    if ((await readFile(path.join(dir, SHAPE_FILE), 'utf8')) !== shape) return null;
+    return this.hold(config.EMBEDDING_SIZE, config.DISTANCE_METRIC, dir);
   }
 
   private started(): Comlink.Remote<VectorWorker> {
