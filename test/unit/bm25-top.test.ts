@@ -4,7 +4,8 @@
 // removed and re-added chunks, thresholds and boosted terms; and the one ranking that a filtered
 // search's deeper rounds read while the index changes.
 import { describe, expect, it } from 'vitest';
-import { DatasetIndex, type Ranked } from '../../server/search/retrieval/bm25/memory.js';
+import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
+import type { Ranked } from '../../server/search/retrieval/bm25/topK.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
 import { prng } from '../support/prng.js';
 
@@ -29,6 +30,9 @@ function corpus(): DatasetIndex {
   for (const c of chunks) index.add(c);
   // Copies of chunks under other ids: tied scores, ordered by id.
   for (let n = 0; n < 200; n++) index.add({ ...chunks[n * 7], id: id(10_000 + n) });
+  // Short chunks repeating a word more often than the index tracks frequencies one by one
+  // (postingList.ts): the word's highest impacts lie there.
+  for (let n = 0; n < 40; n++) index.add({ id: id(20_000 + n), length: 16 + n, terms: ['w59'], tfs: [16 + n] });
   // Removed, and removed then written again (a new ordinal, the old postings dead).
   for (let n = 0; n < 300; n++) index.remove(id(n * 3));
   for (let n = 0; n < 150; n++) index.add(chunk(random, n * 5));
@@ -50,6 +54,7 @@ describe('the in-memory BM25 top k', () => {
     // Some weights boosted, some nearly equal, one sometimes zero; words outside the vocabulary match nothing.
     return { terms, weights: terms.map(() => (random() < 0.1 ? 0 : 0.5 + random() * 3) * (random() < 0.2 ? 2.5 : 1)) };
   });
+  queries.push({ terms: ['w59'], weights: [1] }, { terms: ['w2', 'w59'], weights: [0.5, 2] });
   // Ordinals of a selective filter (dead ones among them), ascending.
   const filtered = Int32Array.from({ length: index.capacity }, (_, i) => i).filter(() => random() < 0.15);
 

@@ -8,52 +8,21 @@
 // (index.ts), which gives the same results.
 //
 // A page of results (`top`) reads a posting list only where a chunk could still reach the page
-// (MaxScore, document at a time): the lists are ordered by the most each can add to a score, and
-// those whose most adds up to less than the page's k-th score so far are only looked into for the
-// chunks the other lists bring, when those can still get there. Counting every match (`match`)
-// scores every posting.
+// (topK.ts). Counting every match (`match`) scores every posting.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { type Bm25Parameters, impact } from './bounds.js';
+import type { Bm25Parameters } from './bounds.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
+import { PostingList, type TypedArray, grown } from './postingList.js';
+import { BestK, type Ranked, topK } from './topK.js';
 import { type ChunkTerms, chunkTerms, chunkTermsPage } from './postings.js';
 
 /** Chunks read per page while building. */
 const BUILD_PAGE = 5000;
 /** Postings held in memory across datasets (about 6 bytes each); the least recently searched go first. */
 const POSTINGS_BUDGET = 200_000_000;
-
-/** One term's postings: chunk ordinals, ascending, and the term's frequency in each. */
-interface PostingList {
-  ordinals: Int32Array;
-  tfs: Uint16Array;
-  size: number;
-  /** The highest frequency and the shortest chunk among the postings (dead ones too): its most impact. */
-  maxTf: number;
-  minLength: number;
-}
-
-/** A chunk by ordinal, and its score. */
-export interface Ranked {
-  ordinal: number;
-  score: number;
-}
-
-/** A term's posting list as `top` walks it. */
-interface Cursor {
-  /** The term's position in the query. */
-  term: number;
-  list: PostingList;
-  weight: number;
-  /** The most the term can add to a chunk's score. */
-  most: number;
-  at: number;
-}
-
-/** Relative room for rounding when a bound is compared with a score (a bound and a sum are added in different orders). */
-const ROUNDING = 1e-9;
 
 /** The chunks holding a query term, with their scores (parallel arrays). */
 export interface Matches {
@@ -121,18 +90,10 @@ export class DatasetIndex implements Mirror {
     for (let i = 0; i < chunk.terms.length; i++) {
       let list = this.lists.get(chunk.terms[i]);
       if (!list) {
-        list = { ordinals: new Int32Array(2), tfs: new Uint16Array(2), size: 0, maxTf: 0, minLength: Infinity };
+        list = new PostingList();
         this.lists.set(chunk.terms[i], list);
       }
-      if (list.size === list.ordinals.length) {
-        list.ordinals = grown(list.ordinals, list.size * 2);
-        list.tfs = grown(list.tfs, list.size * 2);
-      }
-      const tf = Math.min(chunk.tfs[i], 65_535);
-      list.ordinals[list.size] = ordinal;
-      list.tfs[list.size++] = tf;
-      if (tf > list.maxTf) list.maxTf = tf;
-      if (chunk.length < list.minLength) list.minLength = chunk.length;
+      list.append(ordinal, Math.min(chunk.tfs[i], 65_535), chunk.length);
     }
     this.postings += chunk.terms.length;
   }
@@ -203,7 +164,7 @@ export class DatasetIndex implements Mirror {
     const layout: KeptLayout = {
       format: KEPT_FORMAT,
       ids: this.ids,
-      terms: lists.map(([term, list]) => [term, list.size, list.maxTf, list.minLength]),
+      terms: lists.map(([term, list]) => [term, list.size]),
     };
     await writeFile(path.join(dir, 'layout.json'), JSON.stringify(layout));
     await writeFile(path.join(dir, 'lengths.i32'), bytesOf(this.lengths.subarray(0, slots)));
@@ -236,9 +197,8 @@ export class DatasetIndex implements Mirror {
       else index.ordinalOf.set(layout.ids[ordinal], ordinal);
     }
     let at = 0;
-    for (const [term, size, maxTf, minLength] of layout.terms) {
-      // Views into the read arrays: a list that grows is copied out (grown()).
-      index.lists.set(term, { ordinals: ordinals.subarray(at, at + size), tfs: tfs.subarray(at, at + size), size, maxTf, minLength });
+    for (const [term, size] of layout.terms) {
+      index.lists.set(term, PostingList.over(ordinals.subarray(at, at + size), tfs.subarray(at, at + size), index.lengths));
       at += size;
     }
     index.postings = postings;
@@ -273,7 +233,7 @@ export class DatasetIndex implements Mirror {
       let holds = false;
       // In the query's order, as match() adds them up.
       for (const cursor of held) {
-        cursor.at = seek(cursor.list, cursor.at, d);
+        cursor.at = cursor.list.seek(cursor.at, d);
         if (cursor.at < cursor.list.size && cursor.list.ordinals[cursor.at] === d) {
           const tf = cursor.list.tfs[cursor.at];
           score += (cursor.weight * tf * (k1 + 1)) / (tf + norm);
@@ -290,194 +250,28 @@ export class DatasetIndex implements Mirror {
 
   /**
    * The best `k` live chunks holding a term that score at least `least`, best first, ties by chunk
-   * id: exactly what best(match(…)) gives, with the same scores.
+   * id: exactly what best(match(…)) gives, with the same scores, from few postings (topK.ts).
    */
   top(terms: string[], weights: number[], parameters: Bm25Parameters, k: number, least: number): Ranked[] {
     // A negative weight would break the bounds: then every posting is scored.
     if (weights.some((w) => !(w >= 0))) return this.best(this.match(terms, weights, parameters), k, least);
-    if (k <= 0) return [];
-    const best = new BestK(k, this.ids);
-    const cursors: Cursor[] = [];
-    terms.forEach((term, t) => {
-      const list = this.lists.get(term);
-      if (list && list.size > 0) cursors.push({ term: t, list, weight: weights[t], most: weights[t] * impact(list.maxTf, list.minLength, parameters), at: 0 });
-    });
-    // Least first; among equals, the longest list first, so it is the one left out of the walk.
-    cursors.sort((x, y) => x.most - y.most || y.list.size - x.list.size);
-    // upTo[i]: the most the lists 0..i add together.
-    const upTo = new Float64Array(cursors.length);
-    cursors.forEach((c, i) => {
-      upTo[i] = (i > 0 ? upTo[i - 1] : 0) + c.most;
-    });
-    const { k1, b, averageLength } = parameters;
-    const { dead, lengths } = this;
-    const parts = new Float64Array(terms.length);
-    // A chunk must reach `floor` to enter; lists before `walked` cannot bring one there on their own.
-    let floor = least;
-    const reaches = (bound: number) => bound >= floor - Math.abs(floor) * ROUNDING;
-    let walked = 0;
-    while (walked < cursors.length && !reaches(upTo[walked])) walked++;
-    for (;;) {
-      let d = 0x7fffffff;
-      for (let i = walked; i < cursors.length; i++) {
-        const c = cursors[i];
-        if (c.at < c.list.size && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
-      }
-      if (d === 0x7fffffff) break;
-      const live = dead[d] !== 1;
-      const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
-      let partial = 0;
-      for (let i = walked; i < cursors.length; i++) {
-        const c = cursors[i];
-        if (c.at < c.list.size && c.list.ordinals[c.at] === d) {
-          if (live) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
-          c.at++;
-        }
-      }
-      if (!live) continue;
-      // The other lists, the one that can add most first, while the chunk can still reach the floor.
-      let reachable = true;
-      for (let i = walked - 1; i >= 0; i--) {
-        if (!reaches(partial + upTo[i])) {
-          reachable = false;
-          break;
-        }
-        const c = cursors[i];
-        c.at = seek(c.list, c.at, d);
-        if (c.at < c.list.size && c.list.ordinals[c.at] === d) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
-      }
-      if (reachable) {
-        // Summed in the query's order, as match() sums: the same score to the last bit.
-        let score = 0;
-        for (let t = 0; t < parts.length; t++) score += parts[t];
-        if (score >= least && best.offer(d, score) && best.full) {
-          floor = Math.max(least, best.worstScore);
-          while (walked < cursors.length && !reaches(upTo[walked])) walked++;
-        }
-      }
-      parts.fill(0);
-    }
-    return best.ranked();
+    const lists = terms.map((term) => this.lists.get(term) ?? null);
+    return topK(lists, weights, { ids: this.ids, dead: this.dead, lengths: this.lengths }, parameters, k, least);
   }
 }
 
-/** The first position from `from` on whose ordinal is at least `ordinal` (galloping, then halving). */
-function seek(list: PostingList, from: number, ordinal: number): number {
-  const { ordinals, size } = list;
-  if (from >= size || ordinals[from] >= ordinal) return from;
-  let low = from;
-  let step = 1;
-  while (low + step < size && ordinals[low + step] < ordinal) {
-    low += step;
-    step *= 2;
-  }
-  let high = Math.min(low + step, size);
-  // ordinals[low] < ordinal; the answer lies in (low, high].
-  while (high - low > 1) {
-    const mid = (low + high) >>> 1;
-    if (ordinals[mid] < ordinal) low = mid;
-    else high = mid;
-  }
-  return high;
-}
-
-/** The best k chunks offered: a heap with the worst on top; lower score, then the larger id, is worse. */
-class BestK {
-  private readonly ordinals: number[] = [];
-  private readonly scores: number[] = [];
-
-  constructor(
-    private readonly k: number,
-    private readonly ids: string[],
-  ) {}
-
-  get full(): boolean {
-    return this.ordinals.length >= this.k;
-  }
-
-  get worstScore(): number {
-    return this.scores[0];
-  }
-
-  /** Keeps the chunk if it is among the best k so far; true if it was kept. */
-  offer(ordinal: number, score: number): boolean {
-    if (this.k <= 0) return false;
-    if (!this.full) {
-      this.ordinals.push(ordinal);
-      this.scores.push(score);
-      this.up(this.ordinals.length - 1);
-      return true;
-    }
-    if (!this.worse(this.ordinals[0], this.scores[0], ordinal, score)) return false;
-    this.ordinals[0] = ordinal;
-    this.scores[0] = score;
-    this.down(0);
-    return true;
-  }
-
-  /** Best first. */
-  ranked(): Ranked[] {
-    return this.ordinals
-      .map((ordinal, i) => ({ ordinal, score: this.scores[i] }))
-      .sort((x, y) => (this.worse(x.ordinal, x.score, y.ordinal, y.score) ? 1 : this.worse(y.ordinal, y.score, x.ordinal, x.score) ? -1 : 0));
-  }
-
-  private worse(a: number, aScore: number, b: number, bScore: number): boolean {
-    return aScore < bScore || (aScore === bScore && this.ids[a] > this.ids[b]);
-  }
-
-  private worseAt(i: number, j: number): boolean {
-    return this.worse(this.ordinals[i], this.scores[i], this.ordinals[j], this.scores[j]);
-  }
-
-  private swap(i: number, j: number): void {
-    [this.ordinals[i], this.ordinals[j]] = [this.ordinals[j], this.ordinals[i]];
-    [this.scores[i], this.scores[j]] = [this.scores[j], this.scores[i]];
-  }
-
-  private up(from: number): void {
-    for (let c = from; c > 0; ) {
-      const parent = (c - 1) >> 1;
-      if (!this.worseAt(c, parent)) return;
-      this.swap(c, parent);
-      c = parent;
-    }
-  }
-
-  private down(from: number): void {
-    const n = this.ordinals.length;
-    for (let i = from; ; ) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let top = i;
-      if (left < n && this.worseAt(left, top)) top = left;
-      if (right < n && this.worseAt(right, top)) top = right;
-      if (top === i) return;
-      this.swap(i, top);
-      i = top;
-    }
-  }
-}
-
-/** What `saveTo` writes beside the arrays: the chunk ids by ordinal, and each term's list: size, highest tf, shortest chunk. */
+/** What `saveTo` writes beside the arrays: the chunk ids by ordinal, and each term's list size. */
 interface KeptLayout {
   format: number;
   ids: string[];
-  terms: [term: string, size: number, maxTf: number, minLength: number][];
+  terms: [term: string, size: number][];
 }
-/** The layout's version: files of another are not read. */
+/** The layout's version: files of another are not read. (Lists' highest tf and shortest chunk, once kept after the size, are computed again.) */
 const KEPT_FORMAT = 1;
 
-type TypedArray = Int32Array | Uint16Array | Uint8Array;
 type TypedArrayKind<T extends TypedArray> = { new (length: number): T; BYTES_PER_ELEMENT: number };
 
 const bytesOf = (array: TypedArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
-
-function grown<T extends TypedArray>(array: T, size: number): T {
-  const next = new (array.constructor as new (n: number) => T)(Math.max(size, 2));
-  next.set(array);
-  return next;
-}
 
 /** The datasets' BM25 postings held in memory, kept current from the change log (mirrors.ts). */
 export type Bm25Indexes = Mirrors<DatasetIndex>;

@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
 import { estimateFilter, passingAmong, passingIds } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
-import type { DatasetIndex, Matches, Ranked } from './memory.js';
+import type { DatasetIndex, Matches } from './memory.js';
+import type { Ranked } from './topK.js';
 import { countPassingMatches } from './postings.js';
 
 /** Each next round checks this many times as many candidates. */

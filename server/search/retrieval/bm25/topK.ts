@@ -1,0 +1,224 @@
+// A page of BM25 results from a dataset's in-memory postings (memory.ts), exactly as scoring every
+// posting would give it, reading few of them (MaxScore, document at a time). The lists are ordered by
+// the most each can add (postingList.ts); those whose most adds up to less than the page's k-th
+// score so far (the floor) cannot bring a chunk onto the page on their own, so only the others
+// ("essential") are walked, and the rest looked into for the chunks those bring, while the chunk can
+// still reach the floor. Once one list is left to walk, its postings whose frequency cannot reach the
+// floor even in the shortest chunk having it are passed over without reading the chunk.
+import type { Bm25Parameters } from './bounds.js';
+import { type PostingList, TRACKED_TF } from './postingList.js';
+
+/** A chunk by ordinal, and its score. */
+export interface Ranked {
+  ordinal: number;
+  score: number;
+}
+
+/** What the walk reads of a chunk by ordinal. */
+export interface ChunkTable {
+  ids: string[];
+  dead: Uint8Array;
+  lengths: Int32Array;
+}
+
+/** A term's posting list as the walk reads it. */
+interface Cursor {
+  /** The term's position in the query. */
+  term: number;
+  list: PostingList;
+  weight: number;
+  /** The most the term can add to a chunk's score. */
+  most: number;
+  at: number;
+}
+
+/** Relative room for rounding when a bound is compared with a score (a bound and a sum are added in different orders). */
+const ROUNDING = 1e-9;
+const NONE = 0x7fffffff;
+
+/**
+ * The best `k` live chunks holding one of the lists' terms that score at least `least`, best first,
+ * ties by chunk id; `lists[t]` (null: no chunk holds the term) is weighed by `weights[t]` ≥ 0.
+ */
+export function topK(lists: (PostingList | null)[], weights: number[], chunks: ChunkTable, parameters: Bm25Parameters, k: number, least: number): Ranked[] {
+  if (k <= 0) return [];
+  const best = new BestK(k, chunks.ids);
+  const cursors: Cursor[] = [];
+  lists.forEach((list, t) => {
+    if (list && list.size > 0) cursors.push({ term: t, list, weight: weights[t], most: weights[t] * list.most(parameters), at: 0 });
+  });
+  // Least first; among equals, the longest list first, so it is the one left out of the walk.
+  cursors.sort((x, y) => x.most - y.most || y.list.size - x.list.size);
+  // upTo[i]: the most the lists 0..i add together.
+  const upTo = new Float64Array(cursors.length);
+  cursors.forEach((c, i) => {
+    upTo[i] = (i > 0 ? upTo[i - 1] : 0) + c.most;
+  });
+  const { k1, b, averageLength } = parameters;
+  const { dead, lengths } = chunks;
+  const parts = new Float64Array(lists.length);
+  // A chunk must reach `floor` to enter; lists before `walked` cannot bring one there on their own.
+  let floor = least;
+  const reaches = (bound: number) => bound >= floor - Math.abs(floor) * ROUNDING;
+  let walked = 0;
+  while (walked < cursors.length && !reaches(upTo[walked])) walked++;
+
+  for (;;) {
+    if (walked === cursors.length - 1) {
+      walkOne();
+      break;
+    }
+    let d = NONE;
+    for (let i = walked; i < cursors.length; i++) {
+      const c = cursors[i];
+      if (c.at < c.list.size && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
+    }
+    if (d === NONE) break;
+    const live = dead[d] !== 1;
+    const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
+    let partial = 0;
+    for (let i = walked; i < cursors.length; i++) {
+      const c = cursors[i];
+      if (c.at < c.list.size && c.list.ordinals[c.at] === d) {
+        if (live) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
+        c.at++;
+      }
+    }
+    if (live) complete(d, partial, norm);
+  }
+  return best.ranked();
+
+  /** The walk when one list is left to walk (the usual case once the page fills): a tight loop over it. */
+  function walkOne(): void {
+    const e = cursors[walked];
+    const { ordinals, tfs, size } = e.list;
+    const essential = walked;
+    const rest = essential > 0 ? upTo[essential - 1] : 0;
+    // Frequencies (up to TRACKED_TF) at which no posting can reach the floor, even in the shortest chunk.
+    const hopeless = new Uint8Array(TRACKED_TF + 1);
+    const setHopeless = () => {
+      for (let tf = 0; tf <= TRACKED_TF; tf++) hopeless[tf] = reaches(rest + e.weight * e.list.mostAt(tf, parameters)) ? 0 : 1;
+    };
+    setHopeless();
+    for (; e.at < size; e.at++) {
+      const tf = tfs[e.at];
+      if (tf <= TRACKED_TF && hopeless[tf] === 1) continue;
+      const d = ordinals[e.at];
+      if (dead[d] === 1) continue;
+      const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
+      const part = (e.weight * tf * (k1 + 1)) / (tf + norm);
+      if (!reaches(part + rest)) continue;
+      parts[e.term] = part;
+      const before = floor;
+      complete(d, part, norm);
+      if (walked > essential) return;
+      if (floor !== before) setHopeless();
+    }
+  }
+
+  /**
+   * Looks chunk `d` up in the lists left out of the walk, the one that can add most first, while it
+   * can still reach the floor, and offers it to the page if it can. `partial`: what the walked lists
+   * add (in `parts`).
+   */
+  function complete(d: number, partial: number, norm: number): void {
+    let reachable = true;
+    for (let i = walked - 1; i >= 0; i--) {
+      if (!reaches(partial + upTo[i])) {
+        reachable = false;
+        break;
+      }
+      const c = cursors[i];
+      c.at = c.list.seek(c.at, d);
+      if (c.at < c.list.size && c.list.ordinals[c.at] === d) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
+    }
+    if (reachable) {
+      // Summed in the query's order, as scoring every posting sums: the same score to the last bit.
+      let score = 0;
+      for (let t = 0; t < parts.length; t++) score += parts[t];
+      if (score >= least && best.offer(d, score) && best.full) {
+        floor = Math.max(least, best.worstScore);
+        while (walked < cursors.length && !reaches(upTo[walked])) walked++;
+      }
+    }
+    parts.fill(0);
+  }
+}
+
+/** The best k chunks offered: a heap with the worst on top; lower score, then the larger id, is worse. */
+export class BestK {
+  private readonly ordinals: number[] = [];
+  private readonly scores: number[] = [];
+
+  constructor(
+    private readonly k: number,
+    private readonly ids: string[],
+  ) {}
+
+  get full(): boolean {
+    return this.ordinals.length >= this.k;
+  }
+
+  get worstScore(): number {
+    return this.scores[0];
+  }
+
+  /** Keeps the chunk if it is among the best k so far; true if it was kept. */
+  offer(ordinal: number, score: number): boolean {
+    if (this.k <= 0) return false;
+    if (!this.full) {
+      this.ordinals.push(ordinal);
+      this.scores.push(score);
+      this.up(this.ordinals.length - 1);
+      return true;
+    }
+    if (!this.worse(this.ordinals[0], this.scores[0], ordinal, score)) return false;
+    this.ordinals[0] = ordinal;
+    this.scores[0] = score;
+    this.down(0);
+    return true;
+  }
+
+  /** Best first. */
+  ranked(): Ranked[] {
+    return this.ordinals
+      .map((ordinal, i) => ({ ordinal, score: this.scores[i] }))
+      .sort((x, y) => (this.worse(x.ordinal, x.score, y.ordinal, y.score) ? 1 : this.worse(y.ordinal, y.score, x.ordinal, x.score) ? -1 : 0));
+  }
+
+  private worse(a: number, aScore: number, b: number, bScore: number): boolean {
+    return aScore < bScore || (aScore === bScore && this.ids[a] > this.ids[b]);
+  }
+
+  private worseAt(i: number, j: number): boolean {
+    return this.worse(this.ordinals[i], this.scores[i], this.ordinals[j], this.scores[j]);
+  }
+
+  private swap(i: number, j: number): void {
+    [this.ordinals[i], this.ordinals[j]] = [this.ordinals[j], this.ordinals[i]];
+    [this.scores[i], this.scores[j]] = [this.scores[j], this.scores[i]];
+  }
+
+  private up(from: number): void {
+    for (let c = from; c > 0; ) {
+      const parent = (c - 1) >> 1;
+      if (!this.worseAt(c, parent)) return;
+      this.swap(c, parent);
+      c = parent;
+    }
+  }
+
+  private down(from: number): void {
+    const n = this.ordinals.length;
+    for (let i = from; ; ) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let top = i;
+      if (left < n && this.worseAt(left, top)) top = left;
+      if (right < n && this.worseAt(right, top)) top = right;
+      if (top === i) return;
+      this.swap(i, top);
+      i = top;
+    }
+  }
+}
