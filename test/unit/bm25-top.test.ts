@@ -33,6 +33,8 @@ function corpus(): DatasetIndex {
   // Short chunks repeating a word more often than the index tracks frequencies one by one
   // (postingList.ts): the word's highest impacts lie there.
   for (let n = 0; n < 40; n++) index.add({ id: id(20_000 + n), length: 16 + n, terms: ['w59'], tfs: [16 + n] });
+  // Rare words: lists too short to track frequencies one by one.
+  for (let n = 0; n < 45; n++) index.add({ id: id(30_000 + n), length: 4 + (n % 17), terms: ['w3', `rare${n % 3}`], tfs: [1, 1 + (n % 4)] });
   // Removed, and removed then written again (a new ordinal, the old postings dead).
   for (let n = 0; n < 300; n++) index.remove(id(n * 3));
   for (let n = 0; n < 150; n++) index.add(chunk(random, n * 5));
@@ -54,7 +56,13 @@ describe('the in-memory BM25 top k', () => {
     // Some weights boosted, some nearly equal, one sometimes zero; words outside the vocabulary match nothing.
     return { terms, weights: terms.map(() => (random() < 0.1 ? 0 : 0.5 + random() * 3) * (random() < 0.2 ? 2.5 : 1)) };
   });
-  queries.push({ terms: ['w59'], weights: [1] }, { terms: ['w2', 'w59'], weights: [0.5, 2] });
+  queries.push(
+    { terms: ['w59'], weights: [1] },
+    { terms: ['w2', 'w59'], weights: [0.5, 2] },
+    { terms: ['rare0'], weights: [1] },
+    { terms: ['w3', 'rare1'], weights: [0.3, 2] },
+    { terms: ['w0', 'w3', 'rare2'], weights: [0.2, 0.4, 3] },
+  );
   // Ordinals of a selective filter (dead ones among them), ascending.
   const filtered = Int32Array.from({ length: index.capacity }, (_, i) => i).filter(() => random() < 0.15);
 

@@ -93,7 +93,7 @@ export class DatasetIndex implements Mirror {
         list = new PostingList();
         this.lists.set(chunk.terms[i], list);
       }
-      list.append(ordinal, Math.min(chunk.tfs[i], 65_535), chunk.length);
+      list.append(ordinal, Math.min(chunk.tfs[i], 65_535), this.lengths);
     }
     this.postings += chunk.terms.length;
   }
