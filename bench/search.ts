@@ -31,7 +31,7 @@ import type { Ranked } from '../server/search/retrieval/bm25/topK.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
-import type { HeldVectors } from '../server/search/retrieval/vectors/index.js';
+import { type HeldVectors, nearestOf } from '../server/search/retrieval/vectors/index.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
@@ -800,7 +800,7 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
   const held = variant.filter ? null : ctx.held;
   switch (variant.type) {
     case 'semantic':
-      return held ? heldTop(ctx, held, vector, PAGE_SIZE, []) : ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
+      return held ? heldTop(ctx, held, vector, PAGE_SIZE) : ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
     // Full-text is BM25 over the query's words and the engine's matches of the words the dataset
     // lacks; the suite's queries are made of the corpus's words, so the engine has nothing to add.
     case 'fulltext':
@@ -811,14 +811,15 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
       // did not give join the semantic list at their own distances; then reciprocal rank fusion.
       const window = hybridWindow(PAGE_SIZE);
       if (held) {
+        // The graph walked in the worker while BM25 scores here, as the service does.
+        const values = Float32Array.from(JSON.parse(vector) as number[]);
+        const walked = held.nearest(values, window, []);
         const keywords = await ctx.bm25(query, variant.filter, window);
-        const semantic = await heldTop(
-          ctx,
-          held,
-          vector,
-          window,
-          keywords.map((h) => h.id),
-        );
+        const found = await walked;
+        const brought = new Set(found.ids);
+        const extra = keywords.map((h) => h.id).filter((id) => !brought.has(id));
+        const both = extra.length === 0 ? found : nearestOf(found, await held.nearestAmong(values, window, extra), window);
+        const semantic = both.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](both.distances[i]) }));
         return reciprocalRankFusion([
           { hits: semantic, weight: 1 },
           { hits: keywords, weight: 1 },
@@ -841,9 +842,9 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
   }
 }
 
-/** The held vectors queried directly: the graph's candidates and `also`, ranked by exact distance. */
-async function heldTop(ctx: MeasureContext, held: HeldVectors, vector: string, n: number, also: string[]): Promise<Hit[]> {
-  const found = await held.nearest(Float32Array.from(JSON.parse(vector) as number[]), n, also);
+/** The held vectors queried directly: the graph's candidates ranked by exact distance. */
+async function heldTop(ctx: MeasureContext, held: HeldVectors, vector: string, n: number): Promise<Hit[]> {
+  const found = await held.nearest(Float32Array.from(JSON.parse(vector) as number[]), n, []);
   return found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
 }
 

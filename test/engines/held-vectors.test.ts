@@ -2,15 +2,15 @@
 // an exact nearest-neighbour search computed here: for each metric the graph serves, nearly every
 // true neighbour found and every score the exact one; and the held vectors kept current by the
 // change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
 import type * as T from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
-import type { Hit } from '../../server/search/types.js';
-import { scoreSql } from '../../server/search/retrieval/semantic.js';
+import type { Hit, RetrievalRequest } from '../../server/search/types.js';
+import { nearest, scoreSql, semanticQuery } from '../../server/search/retrieval/semantic.js';
 import { up as dropHeldVectorIndexes } from '../../server/store/migrations/020_held_vector_indexes.js';
 import { type DistanceMetric, distanceOperators, ensureVectorIndex, vectorIndexName, vectorLiteral, writeVectors } from '../../server/store/vectors.js';
 import { prng } from '../support/prng.js';
@@ -126,6 +126,35 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
       expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
     }
     expect(found / (QUERIES * 10)).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it("walks the graph while the keyword list is made, then ranks the list's chunks by exact distance", async () => {
+    const [vector] = vectors(1, random);
+    const request: RetrievalRequest = { dataset, query: 'q', vector, limit: 10, offset: 0 };
+    const held = (await service.services.vectors.ready(dataset.id))!;
+    const walks: number[] = [];
+    const walk = held.nearest.bind(held);
+    held.nearest = (query, k, also) => {
+      walks.push(also.length);
+      return walk(query, k, also);
+    };
+    try {
+      let giveKeywords!: (hits: Hit[]) => void;
+      const keywords = new Promise<Hit[]>((resolve) => {
+        giveKeywords = resolve;
+      });
+      const answer = nearest(service.services, await semanticQuery(service.services, request), request, 10, keywords);
+      await vi.waitFor(() => expect(walks).toEqual([0]));
+      // Every chunk as a keyword hit: the answer is the exact one, whatever the walk found.
+      giveKeywords(ids.map((id) => ({ id, score: 0 })));
+      const exact = stored
+        .map((v, i) => ({ id: ids[i], distance: distanceOf[metric](vector, v) }))
+        .sort((a, b) => a.distance - b.distance)
+        .slice(0, 10);
+      expect((await answer).map((h) => h.id)).toEqual(exact.map((e) => e.id));
+    } finally {
+      held.nearest = walk;
+    }
   });
 
   it('ranks the chunks a selective filter passes exactly', async () => {

@@ -8,6 +8,7 @@
 // never compared, only their orders. `total` is the size of the union of the two lists (after the
 // threshold, which applies to the fused score): the chunks hybrid search can return, capped at
 // twice the window.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
@@ -46,7 +47,9 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const each = { ...request, scoreThreshold: null, filterReads: new FilterReads(request.filter, request.conditions) };
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
   const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
-  const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
+  // BM25 scores on this thread a turn of the event loop after its statistics come: by then the
+  // semantic list has handed its graph walk to the vectors' worker, and the two run at once.
+  const keywords = prepared ? prepared.then(() => nextTurn()).then(() => bm25Top(services, each, window, prepared)) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
   // vector is not the query text's own.
   const [semantic, fulltext] = await Promise.all([

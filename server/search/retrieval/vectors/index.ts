@@ -49,6 +49,14 @@ export interface Nearest {
   complete: boolean;
 }
 
+/** The `n` nearest of two answers over different chunks, nearest first, ties by id; complete as `walked` is. */
+export function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
+  const both = [...walked.ids.map((id, i) => ({ id, distance: walked.distances[i] })), ...other.ids.map((id, i) => ({ id, distance: other.distances[i] }))];
+  both.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const best = both.slice(0, n);
+  return { ids: best.map((b) => b.id), distances: Float64Array.from(best, (b) => b.distance), complete: walked.complete };
+}
+
 interface Stats {
   chunks: number;
   slots: number;
