@@ -31,7 +31,7 @@ import type { Ranked } from '../server/search/retrieval/bm25/topK.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
-import { type HeldVectors, nearestOf } from '../server/search/retrieval/vectors/index.js';
+import type { HeldVectors } from '../server/search/retrieval/vectors/index.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
@@ -812,14 +812,12 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
       const window = hybridWindow(PAGE_SIZE);
       if (held) {
         // The graph walked in the worker while BM25 scores here, as the service does.
-        const values = Float32Array.from(JSON.parse(vector) as number[]);
-        const walked = held.nearest(values, window, []);
-        const keywords = await ctx.bm25(query, variant.filter, window);
-        const found = await walked;
-        const brought = new Set(found.ids);
-        const extra = keywords.map((h) => h.id).filter((id) => !brought.has(id));
-        const both = extra.length === 0 ? found : nearestOf(found, await held.nearestAmong(values, window, extra), window);
-        const semantic = both.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](both.distances[i]) }));
+        let keywords: Hit[] = [];
+        const found = await held.nearestWith(Float32Array.from(JSON.parse(vector) as number[]), window, async () => {
+          keywords = await ctx.bm25(query, variant.filter, window);
+          return keywords.map((h) => h.id);
+        });
+        const semantic = found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
         return reciprocalRankFusion([
           { hits: semantic, weight: 1 },
           { hits: keywords, weight: 1 },

@@ -24,7 +24,7 @@ import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, type DistanceMetric } from '../../store/vectors.js';
 import { estimateFilter, narrowed, passingAmong, passingIds, passingQuery } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
-import { type HeldVectors, type Nearest, nearestOf } from './vectors/index.js';
+import type { HeldVectors, Nearest } from './vectors/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -234,18 +234,10 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   if (narrowed(request)) return null;
   const held = await heldVectors(services, request);
   if (!held) return null;
-  // The graph is walked in the vectors' worker while the keyword list is made on this thread; the
-  // keyword hits the walk did not bring are measured after.
-  const walked = held.nearest(query.values, n, []).catch(() => null);
-  const keywordIds = (await keywords).map((h) => h.id);
-  const found = await walked;
-  if (!found) return null;
-  const brought = new Set(found.ids);
-  const extra = keywordIds.filter((id) => !brought.has(id));
-  if (extra.length === 0) return heldHits(request, Promise.resolve(found));
+  // The graph is walked on the vectors' worker while the keyword list is made on this thread.
   return heldHits(
     request,
-    held.nearestAmong(query.values, n, extra).then((other) => nearestOf(found, other, n)),
+    held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id)),
   );
 }
 

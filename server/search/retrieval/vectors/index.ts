@@ -50,7 +50,7 @@ export interface Nearest {
 }
 
 /** The `n` nearest of two answers over different chunks, nearest first, ties by id; complete as `walked` is. */
-export function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
+function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
   const both = [...walked.ids.map((id, i) => ({ id, distance: walked.distances[i] })), ...other.ids.map((id, i) => ({ id, distance: other.distances[i] }))];
   both.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const best = both.slice(0, n);
@@ -118,6 +118,22 @@ export class HeldVectors implements Mirror {
   /** The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance. */
   nearest(query: Float32Array, k: number, also: string[]): Promise<Nearest> {
     return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), also);
+  }
+
+  /**
+   * The `k` nearest among the graph's best candidates and the chunks `also` names, by exact
+   * distance: the graph is walked on the worker while `also` makes its list, and the chunks it
+   * names that the walk did not bring are measured after.
+   */
+  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>): Promise<Nearest> {
+    const walking = this.nearest(query, k, []);
+    // Awaited below; not left unhandled should it fail while `also` runs.
+    walking.catch(() => undefined);
+    const named = await also();
+    const found = await walking;
+    const brought = new Set(found.ids);
+    const extra = named.filter((id) => !brought.has(id));
+    return extra.length === 0 ? found : nearestOf(found, await this.nearestAmong(query, k, extra), k);
   }
 
   /** The `k` nearest of the chunks `among`, by exact distance (no graph). */
