@@ -3,6 +3,7 @@
 // frequency and falls with the length): the highest frequency and the shortest chunk, and once the
 // list is long enough to be worth walking with care, the shortest chunk at each frequency, where the
 // term's highest impacts lie. Searches bound what the term can add to a chunk from those (topK.ts).
+import { seekOrdinal } from '../../ordinals.js';
 import { type Bm25Parameters, impact } from './bounds.js';
 
 /** Frequencies whose shortest chunk is kept one by one; above, the overall shortest covers them. */
@@ -65,24 +66,9 @@ export class PostingList {
     return most;
   }
 
-  /** The first position from `from` on whose ordinal is at least `ordinal` (galloping, then halving). */
+  /** The first position from `from` on whose ordinal is at least `ordinal`. */
   seek(from: number, ordinal: number): number {
-    const { ordinals, size } = this;
-    if (from >= size || ordinals[from] >= ordinal) return from;
-    let low = from;
-    let step = 1;
-    while (low + step < size && ordinals[low + step] < ordinal) {
-      low += step;
-      step *= 2;
-    }
-    let high = Math.min(low + step, size);
-    // ordinals[low] < ordinal; the answer lies in (low, high].
-    while (high - low > 1) {
-      const mid = (low + high) >>> 1;
-      if (ordinals[mid] < ordinal) low = mid;
-      else high = mid;
-    }
-    return high;
+    return seekOrdinal(this.ordinals, this.size, from, ordinal);
   }
 
   private note(tf: number, length: number): void {
