@@ -339,4 +339,65 @@ describe('BM25 index upkeep', () => {
     expect(await service.services.bm25.ready(target.id)).not.toBeNull();
     await expectCurrent('after a rebuild');
   });
+
+  it('answers tag filters from memory, current through edits of the tags alone', async () => {
+    service.services.bm25.enabled = true;
+    const target = await service.newDataset(orgId, 'bm25 memory tags');
+    const random = prng(13);
+    const ids = await insertChunks(
+      target,
+      Array.from({ length: 400 }, (_, i) => ({ text: text(random), tags: i % 4 === 0 ? ['red'] : i % 4 === 1 ? ['red', 'blue'] : [] })),
+    );
+    expect(await service.services.bm25.ready(target.id)).not.toBeNull();
+    const filters: T.ChunkFilter[] = [
+      tagged('red'),
+      tagged('blue'),
+      { must_not: [{ field: 'tag_set', match_any: ['red'] }] },
+      {
+        should: [
+          { field: 'tag_set', match_all: ['red', 'blue'] },
+          { field: 'tag_set', match_any: ['green'] },
+        ],
+      },
+    ];
+    const expectCurrent = async (context: string) => {
+      const stored = await storedChunks(target);
+      for (const filter of filters) {
+        const keep = (c: Stored) => {
+          const { must, should, must_not } = { must: [], should: [], must_not: [], ...filter } as Required<T.ChunkFilter>;
+          const holds = (condition: T.ConditionType) => {
+            const { match_any, match_all } = condition as T.FieldCondition;
+            return (match_any ?? []).every((t) => c.tags.includes(String(t))) && (match_all ?? []).every((t) => c.tags.includes(String(t)));
+          };
+          return must!.every(holds) && (should!.length === 0 || should!.some(holds)) && !must_not!.some(holds);
+        };
+        for (const query of QUERIES.slice(0, 8)) {
+          const terms = await queryTerms(query);
+          const ranking = exhaustive(stored, terms, 1.2, 0.75, null, keep);
+          // No statement reads the filter: the held tags answer it.
+          const statements: string[] = [];
+          const listener = (q: { sql: string }) => statements.push(q.sql);
+          db().on('query', listener);
+          try {
+            const found = await retrieve(service.services, 'bm25', { dataset: target, query, limit: 10, offset: 0, filter, countTotal: true });
+            expectSameHits(found.hits, ranking.slice(0, 10), `${context}: ${query} ${JSON.stringify(filter)}`, ranking);
+            expect(found.total).toBe(ranking.length);
+          } finally {
+            db().off('query', listener);
+          }
+          expect(statements.filter((sql) => sql.includes('"tag_set"'))).toEqual([]);
+        }
+      }
+    };
+    await expectCurrent('as written');
+    // Tags edited, terms untouched: only the tag change log (migration 022) tells the index.
+    await db()('chunks')
+      .whereIn('id', ids.slice(0, 100))
+      .update({ tag_set: ['green'] });
+    await db()('chunks').whereIn('id', ids.slice(100, 140)).update({ tag_set: null });
+    await db()('chunks')
+      .whereIn('id', ids.slice(140, 200))
+      .update({ tag_set: ['red', 'blue'] });
+    await expectCurrent('after tag edits');
+  });
 });

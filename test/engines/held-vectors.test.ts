@@ -52,6 +52,9 @@ async function insertChunks(dataset: DatasetRow, list: number[][]): Promise<stri
         batch.map((_, j) => ({
           dataset_id: dataset.id,
           chunk_html: `chunk ${i + j}`,
+          // Its terms, as the write path stores them with every chunk: BM25's held postings answer tag filters.
+          bm25_terms: db().raw("to_tsvector('english', ?)", [`chunk ${i + j}`]),
+          bm25_length: 2,
           tag_set: [(i + j) % 100 === 0 ? 'few' : 'many', ...((i + j) % 10 === 3 ? ['tenth'] : [])],
         })),
       )
@@ -105,6 +108,8 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     stored = vectors(CHUNKS, random);
     ids = await insertChunks(dataset, stored);
     expect(await service.services.vectors.ready(dataset.id)).not.toBeNull();
+    // Tag filters are answered from BM25's held postings.
+    expect(await service.services.bm25.ready(dataset.id)).not.toBeNull();
   }, 120_000);
 
   it('finds the exact neighbours, with their exact scores', async () => {
@@ -297,7 +302,8 @@ describe('kept current', () => {
   });
 
   it('has hybrid search read the version once, with BM25 statistics, and still see a write', async () => {
-    const hybrid = async (vector: number[]) => (await retrieve(service.services, 'hybrid', { dataset, query: 'chunk', vector, limit: 10, offset: 0 })).hits;
+    // A query no chunk's terms hold: the fused list is the semantic one.
+    const hybrid = async (vector: number[]) => (await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 })).hits;
     await hybrid(target);
     const statements: string[] = [];
     const listener = (q: { sql: string }) => statements.push(q.sql);
@@ -315,7 +321,7 @@ describe('kept current', () => {
     expect((await hybrid(target))[0].id).toBe(ids[2]);
   });
 
-  it('has hybrid search with a selective filter read the passing chunks once, for both lists', async () => {
+  it("has hybrid search read a selective filter's passing chunks once for both lists, and a tag filter's none", async () => {
     const own = await service.newDataset(orgId, 'hybrid filter', { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
     const list = vectors(300, random);
     // Rows with their BM25 terms, as the write path stores them, so that the keyword list reads the filter too.
@@ -327,6 +333,7 @@ describe('kept current', () => {
           bm25_terms: db().raw("to_tsvector('english', ?)", [`chunk ${i}`]),
           bm25_length: 2,
           tag_set: [i % 50 === 0 ? 'few' : 'many'],
+          num_value: i % 50 === 0 ? 1 : 0,
         })),
       )
       .returning('id');
@@ -337,27 +344,30 @@ describe('kept current', () => {
     );
     await service.services.bm25.ready(own.id);
     await service.services.vectors.ready(own.id);
-    const few = { must: [{ field: 'tag_set', match_any: ['few'] }] };
-    const hybrid = async () =>
-      (await retrieve(service.services, 'hybrid', { dataset: own, query: 'chunk', vector: target, limit: 10, offset: 0, filter: few })).hits;
-    await hybrid();
-    const statements: string[] = [];
-    const listener = (q: { sql: string }) => statements.push(q.sql);
-    db().on('query', listener);
-    let hits: Hit[] = [];
-    try {
-      hits = await hybrid();
-    } finally {
-      db().off('query', listener);
-    }
-    expect(statements.filter((sql) => sql.startsWith('explain'))).toHaveLength(1);
-    expect(statements.filter((sql) => sql.includes('"tag_set" &&') && !sql.startsWith('explain'))).toHaveLength(1);
+    const hybrid = async (filter: T.ChunkFilter) =>
+      (await retrieve(service.services, 'hybrid', { dataset: own, query: 'chunk', vector: target, limit: 10, offset: 0, filter })).hits;
+    const traced = async (filter: T.ChunkFilter) => {
+      await hybrid(filter);
+      const statements: string[] = [];
+      const listener = (q: { sql: string }) => statements.push(q.sql);
+      db().on('query', listener);
+      try {
+        return { hits: await hybrid(filter), statements };
+      } finally {
+        db().off('query', listener);
+      }
+    };
     // Every chunk passing (one in fifty) is in both lists, so every one is returned.
-    expect(hits.map((h) => h.id).sort()).toEqual(
-      rows
-        .filter((_, i) => i % 50 === 0)
-        .map((r) => r.id)
-        .sort(),
-    );
+    const passing = rows
+      .filter((_, i) => i % 50 === 0)
+      .map((r) => r.id)
+      .sort();
+    const numbered = await traced({ must: [{ field: 'num_value', match_any: [1] }] });
+    expect(numbered.statements.filter((sql) => sql.startsWith('explain'))).toHaveLength(1);
+    expect(numbered.statements.filter((sql) => sql.includes('"num_value" =') && !sql.startsWith('explain'))).toHaveLength(1);
+    expect(numbered.hits.map((h) => h.id).sort()).toEqual(passing);
+    const tagged = await traced({ must: [{ field: 'tag_set', match_any: ['few'] }] });
+    expect(tagged.statements.filter((sql) => sql.includes('"tag_set"'))).toEqual([]);
+    expect(tagged.hits.map((h) => h.id).sort()).toEqual(passing);
   });
 });

@@ -55,6 +55,7 @@ describe(`store (${mode})`, () => {
       '019_vector_changes',
       '020_held_vector_indexes',
       '021_bm25_statistics_function',
+      '022_tag_changes',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -20,7 +20,7 @@ function chunk(random: () => number, n: number) {
     const word = VOCABULARY[Math.floor(VOCABULARY.length * random() ** 2)];
     tf.set(word, (tf.get(word) ?? 0) + 1);
   }
-  return { id: id(n), length, terms: [...tf.keys()], tfs: [...tf.values()] };
+  return { id: id(n), length, terms: [...tf.keys()], tfs: [...tf.values()], tags: [] };
 }
 
 function corpus(): DatasetIndex {
@@ -32,9 +32,9 @@ function corpus(): DatasetIndex {
   for (let n = 0; n < 200; n++) index.add({ ...chunks[n * 7], id: id(10_000 + n) });
   // Short chunks repeating a word more often than the index tracks frequencies one by one
   // (postingList.ts): the word's highest impacts lie there.
-  for (let n = 0; n < 40; n++) index.add({ id: id(20_000 + n), length: 16 + n, terms: ['w59'], tfs: [16 + n] });
+  for (let n = 0; n < 40; n++) index.add({ id: id(20_000 + n), length: 16 + n, terms: ['w59'], tfs: [16 + n], tags: [] });
   // Rare words: lists too short to track frequencies one by one.
-  for (let n = 0; n < 45; n++) index.add({ id: id(30_000 + n), length: 4 + (n % 17), terms: ['w3', `rare${n % 3}`], tfs: [1, 1 + (n % 4)] });
+  for (let n = 0; n < 45; n++) index.add({ id: id(30_000 + n), length: 4 + (n % 17), terms: ['w3', `rare${n % 3}`], tfs: [1, 1 + (n % 4)], tags: [] });
   // Removed, and removed then written again (a new ordinal, the old postings dead).
   for (let n = 0; n < 300; n++) index.remove(id(n * 3));
   for (let n = 0; n < 150; n++) index.add(chunk(random, n * 5));
@@ -143,14 +143,14 @@ describe('the ranking of filtered rounds', () => {
     const before = ranking(80);
     // A catch-up: the best chunk is deleted, and a new one holds every query word.
     index.remove(before.ranked[0].id);
-    index.add({ id: id(20_000), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [3, 3, 3] });
+    index.add({ id: id(20_000), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [3, 3, 3], tags: [] });
     index.version++;
     const after = ranking(640);
     expect(after.restarted).toBe(true);
     expect(ids(after.ranked)[0]).toBe(id(20_000));
     expect(ids(after.ranked)).not.toContain(before.ranked[0].id);
     // Deeper rounds keep reading that snapshot, whatever changes next.
-    index.add({ id: id(20_001), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [4, 4, 4] });
+    index.add({ id: id(20_001), length: 4, terms: ['w0', 'w3', 'w9'], tfs: [4, 4, 4], tags: [] });
     index.version++;
     const deeper = ranking(5120);
     expect(deeper.restarted).toBe(false);

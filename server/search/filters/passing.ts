@@ -13,6 +13,7 @@ import type { Knex } from 'knex';
 import { applyChunkFilter, hasConditions } from '../filters.js';
 import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { RetrievalRequest } from '../types.js';
+import type { HeldPassing } from './held.js';
 
 /** A filter passing at most max(least, share × the dataset's chunks) chunks is selective (tests lower both). */
 export const selective = { least: 2000, share: 0.02 };
@@ -37,11 +38,13 @@ export function passingQuery(
 
 /**
  * One search's reads of its filter, made once however many of its lists ask for them (hybrid's
- * two): for the requests with this filter and these term conditions.
+ * two): for the requests with this filter and these term conditions. `held`, when set, answers
+ * them all from memory instead (a tag filter, filters/held.ts), unless it comes back null.
  */
 export class FilterReads {
   expected?: Promise<number>;
   passing?: { limit: number; ids: Promise<string[]> };
+  held?: Promise<HeldPassing | null>;
 
   constructor(
     readonly filter: RetrievalRequest['filter'],
@@ -58,6 +61,8 @@ function sharedReads(request: RetrievalRequest): FilterReads | undefined {
 /** How many chunks the planner expects to pass, from its statistics (no rows are read). */
 export async function estimatedPassing(db: Knex, request: RetrievalRequest): Promise<number> {
   const reads = sharedReads(request);
+  const held = await reads?.held;
+  if (held) return held.count;
   if (!reads) return plannedRows(db, request);
   reads.expected ??= plannedRows(db, request);
   return reads.expected;
@@ -91,6 +96,8 @@ export async function passingIds(db: Knex, request: RetrievalRequest, limit: num
   // A promise, not the query builder: awaiting a builder twice would run its statement twice.
   const read = async (n: number): Promise<string[]> => passingQuery(db, request).limit(n).pluck('chunks.id');
   const reads = sharedReads(request);
+  const held = await reads?.held;
+  if (held) return held.ids(limit);
   if (!reads) return read(limit);
   if (!reads.passing || reads.passing.limit < limit) reads.passing = { limit, ids: read(limit) };
   const ids = await reads.passing.ids;
@@ -103,6 +110,8 @@ export async function passingIds(db: Knex, request: RetrievalRequest, limit: num
  */
 export async function passingAmong(db: Knex, request: RetrievalRequest, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
+  const held = await sharedReads(request)?.held;
+  if (held) return held.among(ids);
   const candidates = db
     .from(db.raw('unnest(?::uuid[]) as candidate(id)', [ids]))
     .join('chunks', (on) => on.on('chunks.id', 'candidate.id').andOnVal('chunks.dataset_id', request.dataset.id));

@@ -13,7 +13,7 @@ import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import { FilterReads } from '../filters/passing.js';
-import { bm25Top, prepareBm25 } from './bm25/index.js';
+import { bm25Top, heldTagFilter, prepareBm25 } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
 import { nearest, semanticQuery } from './semantic.js';
 
@@ -44,9 +44,12 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const window = hybridWindow(request.offset + request.limit);
   // Each list unthresholded: the threshold is on the fused score. A selective filter's passing
   // chunks are read once for both lists.
-  const each = { ...request, scoreThreshold: null, filterReads: new FilterReads(request.filter, request.conditions) };
+  const reads = new FilterReads(request.filter, request.conditions);
+  const each = { ...request, scoreThreshold: null, filterReads: reads };
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
   const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
+  // A tag filter is answered from BM25's held postings for both lists.
+  if (prepared) reads.held = heldTagFilter(services, each, prepared);
   // BM25 scores on this thread a turn of the event loop after its statistics come: by then the
   // semantic list has handed its graph walk to the vectors' worker, and the two run at once.
   const keywords = prepared ? prepared.then(() => nextTurn()).then(() => bm25Top(services, each, window, prepared)) : fulltextTop(services, each, window);

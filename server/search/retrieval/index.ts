@@ -1,5 +1,7 @@
 // Retrieval: the ids and scores of the chunks a search returns, and how many match in all, for each
-// search type. Filters are evaluated in PostgreSQL for every type and engine (server/search/filters.ts).
+// search type. Filters are evaluated in PostgreSQL for every type and engine (server/search/filters.ts),
+// except that a filter on tags alone is answered from the tags BM25's held postings keep
+// (filters/held.ts) for the semantic, hybrid and bm25 types, with the same meaning.
 //
 //   semantic  nearest neighbours of the query's vector (the vectors held in memory, else pgvector)
 //   fulltext  the lexical engine's matches (Postgres full-text or Typesense)
@@ -15,7 +17,9 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { validateChunkFilter } from '../filters.js';
 import type { RetrievalRequest, RetrievalResult, SearchType } from '../types.js';
-import { bm25Search, countBm25 } from './bm25/index.js';
+import { FilterReads } from '../filters/passing.js';
+import { tagFilterOf } from '../filters/held.js';
+import { bm25Search, countBm25, heldTagFilter } from './bm25/index.js';
 import { countFulltext, fulltextSearch } from './fulltext.js';
 import { hybridSearch } from './hybrid.js';
 import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';
@@ -26,7 +30,7 @@ export async function retrieve(services: Services, type: SearchType, request: Re
   validate(type, request);
   switch (type) {
     case 'semantic':
-      return semanticSearch(services, request);
+      return semanticSearch(services, withHeldTagFilter(services, request));
     case 'fulltext':
       return fulltextSearch(services, request);
     case 'hybrid':
@@ -51,6 +55,14 @@ export async function countMatches(services: Services, type: 'semantic' | 'fullt
     case 'bm25':
       return countBm25(services, request);
   }
+}
+
+/** The request with its tag filter answered from BM25's held postings, as hybrid answers its two lists' (null: in SQL). */
+function withHeldTagFilter(services: Services, request: RetrievalRequest): RetrievalRequest {
+  if (!tagFilterOf(request.filter, request.conditions)) return request;
+  const reads = new FilterReads(request.filter, request.conditions);
+  reads.held = heldTagFilter(services, request);
+  return { ...request, filterReads: reads };
 }
 
 function validate(type: SearchType, request: RetrievalRequest): void {

@@ -21,6 +21,7 @@ import * as m018 from './018_dataset_chunk_counts.js';
 import * as m019 from './019_vector_changes.js';
 import * as m020 from './020_held_vector_indexes.js';
 import * as m021 from './021_bm25_statistics_function.js';
+import * as m022 from './022_tag_changes.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '019_vector_changes': m019,
   '020_held_vector_indexes': m020,
   '021_bm25_statistics_function': m021,
+  '022_tag_changes': m022,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

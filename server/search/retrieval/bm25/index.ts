@@ -22,6 +22,7 @@ import type { Knex } from 'knex';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
 import type { Services } from '../../../services.js';
+import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
 import { narrowed, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
 import { idf } from '../termWeights.js';
@@ -73,6 +74,22 @@ export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<
     chunks: statistics.chunks,
   };
   return { query, version };
+}
+
+/**
+ * The request's tag filter answered from the dataset's held postings, current (at the version the
+ * query's statistics were read at, when given); null for another filter, a dataset without BM25,
+ * or while the postings are built (or cannot be read: then SQL answers).
+ */
+export async function heldTagFilter(services: Services, request: RetrievalRequest, prepared?: Promise<PreparedBm25>): Promise<HeldPassing | null> {
+  const tags = tagFilterOf(request.filter, request.conditions);
+  if (!tags || !datasetConfig(request.dataset).BM25_ENABLED) return null;
+  try {
+    const index = await services.bm25.current(request.dataset.id, prepared && (await prepared).version);
+    return index && heldPassing(index, tags);
+  } catch {
+    return null;
+  }
 }
 
 /** The length BM25 normalizes against: the dataset's BM25_AVG_LEN, else its actual average. */

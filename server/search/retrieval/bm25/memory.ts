@@ -9,11 +9,15 @@
 //
 // A page of results (`top`) reads a posting list only where a chunk could still reach the page
 // (topK.ts). Counting every match (`match`) scores every posting.
+//
+// The index holds each chunk's tags as well, an ordinal list per tag, so that a filter on tags is
+// answered without SQL (filters/held.ts).
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Bm25Parameters } from './bounds.js';
+import type { TagIndex } from '../../filters/held.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
 import { PostingList, type TypedArray, grown } from './postingList.js';
 import { BestK, type Ranked, topK } from './topK.js';
@@ -30,7 +34,7 @@ export interface Matches {
   scores: Float64Array;
 }
 
-export class DatasetIndex implements Mirror {
+export class DatasetIndex implements Mirror, TagIndex {
   /** The dataset version this index reflects (every change up to it is applied). */
   version = 0;
   postings = 0;
@@ -40,6 +44,7 @@ export class DatasetIndex implements Mirror {
   private deadCount = 0;
   private readonly ordinalOf = new Map<string, number>();
   private readonly lists = new Map<string, PostingList>();
+  private readonly tagLists = new Map<string, OrdinalList>();
   // Scratch for scoring, reused: a search scores synchronously, so no two use it at once.
   private scratchScores = new Float64Array(0);
   private scratchSeen = new Uint32Array(0);
@@ -64,6 +69,20 @@ export class DatasetIndex implements Mirror {
 
   idOf(ordinal: number): string {
     return this.ids[ordinal];
+  }
+
+  ordinalOfId(id: string): number | undefined {
+    return this.ordinalOf.get(id);
+  }
+
+  isDead(ordinal: number): boolean {
+    return this.dead[ordinal] === 1;
+  }
+
+  /** The ordinals of the chunks holding `tag`, ascending, dead ones too. */
+  tagged(tag: string): Int32Array {
+    const list = this.tagLists.get(tag);
+    return list ? list.ordinals.subarray(0, list.size) : new Int32Array(0);
   }
 
   /** The ordinals of the chunks the index holds among `ids`, ascending (for matchAmong). */
@@ -96,6 +115,15 @@ export class DatasetIndex implements Mirror {
       list.append(ordinal, Math.min(chunk.tfs[i], 65_535), this.lengths);
     }
     this.postings += chunk.terms.length;
+    for (const tag of new Set(chunk.tags)) {
+      let list = this.tagLists.get(tag);
+      if (!list) {
+        list = { ordinals: new Int32Array(2), size: 0 };
+        this.tagLists.set(tag, list);
+      }
+      if (list.size === list.ordinals.length) list.ordinals = grown(list.ordinals, list.size * 2);
+      list.ordinals[list.size++] = ordinal;
+    }
   }
 
   remove(id: string): void {
@@ -161,16 +189,25 @@ export class DatasetIndex implements Mirror {
       tfs.set(list.tfs.subarray(0, list.size), at);
       at += list.size;
     }
+    const tagLists = [...this.tagLists];
+    const tagged = new Int32Array(tagLists.reduce((n, [, list]) => n + list.size, 0));
+    at = 0;
+    for (const [, list] of tagLists) {
+      tagged.set(list.ordinals.subarray(0, list.size), at);
+      at += list.size;
+    }
     const layout: KeptLayout = {
       format: KEPT_FORMAT,
       ids: this.ids,
       terms: lists.map(([term, list]) => [term, list.size]),
+      tags: tagLists.map(([tag, list]) => [tag, list.size]),
     };
     await writeFile(path.join(dir, 'layout.json'), JSON.stringify(layout));
     await writeFile(path.join(dir, 'lengths.i32'), bytesOf(this.lengths.subarray(0, slots)));
     await writeFile(path.join(dir, 'dead.u8'), bytesOf(this.dead.subarray(0, slots)));
     await writeFile(path.join(dir, 'ordinals.i32'), bytesOf(ordinals));
     await writeFile(path.join(dir, 'tfs.u16'), bytesOf(tfs));
+    await writeFile(path.join(dir, 'tagged.i32'), bytesOf(tagged));
   }
 
   /** The index `saveTo` wrote into `dir`. */
@@ -202,6 +239,16 @@ export class DatasetIndex implements Mirror {
       at += size;
     }
     index.postings = postings;
+    const tagged = await read(
+      'tagged.i32',
+      Int32Array,
+      layout.tags.reduce((sum, [, size]) => sum + size, 0),
+    );
+    at = 0;
+    for (const [tag, size] of layout.tags) {
+      index.tagLists.set(tag, { ordinals: tagged.subarray(at, at + size), size });
+      at += size;
+    }
     return index;
   }
 
@@ -260,14 +307,21 @@ export class DatasetIndex implements Mirror {
   }
 }
 
-/** What `saveTo` writes beside the arrays: the chunk ids by ordinal, and each term's list size. */
+/** A tag's ordinals, ascending, in the first `size` slots. */
+interface OrdinalList {
+  ordinals: Int32Array;
+  size: number;
+}
+
+/** What `saveTo` writes beside the arrays: the chunk ids by ordinal, and each term's and tag's list size. */
 interface KeptLayout {
   format: number;
   ids: string[];
   terms: [term: string, size: number][];
+  tags: [tag: string, size: number][];
 }
-/** The layout's version: files of another are not read. (Lists' highest tf and shortest chunk, once kept after the size, are computed again.) */
-const KEPT_FORMAT = 1;
+/** The layout's version: files of another are not read (format 1 held no tags). */
+const KEPT_FORMAT = 2;
 
 type TypedArrayKind<T extends TypedArray> = { new (length: number): T; BYTES_PER_ELEMENT: number };
 

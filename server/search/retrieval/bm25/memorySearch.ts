@@ -1,10 +1,12 @@
 // BM25 over a dataset's in-memory index (memory.ts): chunks holding a query term are scored in
-// memory, exactly, and only the filter is asked of SQL. A filter passing few chunks
-// (filters/passing.ts) has those chunks read and each one scored. A broader filter has the best
-// candidates checked against it, deeper until k pass; the first round is sized by the share of
-// chunks the planner expects to pass, so that it usually holds k of them.
+// memory, exactly, and only the filter is asked of SQL, unless it is a filter on tags, which the
+// index answers itself (filters/held.ts). A filter passing few chunks (filters/passing.ts) has those
+// chunks read and each one scored. A broader filter has the best candidates checked against it,
+// deeper until k pass; the first round is sized by the share of chunks expected to pass (the
+// planner's estimate, or the tag filter's count), so that it usually holds k of them.
 import type { Knex } from 'knex';
-import { estimateFilter, passingAmong, passingIds } from '../../filters/passing.js';
+import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
+import { estimateFilter, passingAmong, passingIds, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
 import type { DatasetIndex, Matches } from './memory.js';
@@ -34,6 +36,8 @@ export async function memoryBm25(
   plan: MemorySearch,
 ): Promise<{ hits: Hit[]; total: number | null }> {
   if (!plan.narrowed) return topOf(index, query, plan);
+  const tags = tagFilterOf(request.filter, request.conditions);
+  if (tags) return heldFiltered(index, query, plan, heldPassing(index, tags));
   const chunks = Math.max(index.chunks, 1);
   const filter = await estimateFilter(db, request, chunks);
   let share = filter.expected / chunks;
@@ -43,7 +47,22 @@ export async function memoryBm25(
     // The planner was wrong: more than the limit pass.
     share = Math.max(share, filter.limit / chunks);
   }
-  return filteredDeep(db, request, index, query, plan, firstRound(plan.k, share));
+  const hits = await filteredDeep(index, query, plan, firstRound(plan.k, share), (ids) => passingAmong(db, request, ids));
+  return filteredTotal(db, request, index, query, plan, hits);
+}
+
+/** A tag filter, from the index alone: few passing chunks scored each, or the best candidates checked. */
+async function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch, held: HeldPassing): Promise<{ hits: Hit[]; total: number | null }> {
+  if (held.count <= selectiveLimit(index.chunks)) return among(index, query, held.ordinals(), plan);
+  const share = held.count / Math.max(index.chunks, 1);
+  const hits = await filteredDeep(index, query, plan, firstRound(plan.k, share), async (ids) => held.among(ids));
+  if (!plan.count) return { hits, total: null };
+  const matches = index.match(query.terms, query.weights, query.parameters);
+  let total = 0;
+  for (let i = 0; i < matches.ordinals.length; i++) {
+    if (held.passes(matches.ordinals[i]) && (plan.countAbove == null || matches.scores[i] >= plan.countAbove)) total++;
+  }
+  return { hits, total };
 }
 
 /** The best k of all the matches, and their count when asked (which needs every match scored). */
@@ -65,21 +84,13 @@ function firstRound(k: number, share: number): number {
   return Math.ceil(Math.max(k, 1) * multiple);
 }
 
+/** Which of the candidates' ids pass the filter. */
+type Check = (ids: string[]) => Promise<Set<string>>;
+
 /** The filter's verdict on the ranked candidates from `from` on: those passing, and whether k have (or the ranking ends before `depth`). */
-async function checked(
-  db: Knex,
-  request: RetrievalRequest,
-  ranked: Hit[],
-  from: number,
-  depth: number,
-  k: number,
-): Promise<{ hits: Hit[]; checked: number; complete: boolean }> {
+async function checked(check: Check, ranked: Hit[], from: number, depth: number, k: number): Promise<{ hits: Hit[]; checked: number; complete: boolean }> {
   const fresh = ranked.slice(from);
-  const passed = await passingAmong(
-    db,
-    request,
-    fresh.map((h) => h.id),
-  );
+  const passed = await check(fresh.map((h) => h.id));
   const hits = fresh.filter((h) => passed.has(h.id));
   return { hits, checked: ranked.length, complete: hits.length >= k || ranked.length < depth };
 }
@@ -92,15 +103,8 @@ async function passingOrdinals(db: Knex, request: RetrievalRequest, index: Datas
   return index.ordinalsOf(ids);
 }
 
-/** A filter passing many chunks: the best candidates are checked against it, deeper until k pass. */
-async function filteredDeep(
-  db: Knex,
-  request: RetrievalRequest,
-  index: DatasetIndex,
-  query: Bm25Query,
-  plan: MemorySearch,
-  firstRound: number,
-): Promise<{ hits: Hit[]; total: number | null }> {
+/** A filter passing many chunks: the best candidates are checked against it, deeper until k pass (at most k returned). */
+async function filteredDeep(index: DatasetIndex, query: Bm25Query, plan: MemorySearch, firstRound: number, check: Check): Promise<Hit[]> {
   const ranking = roundsRanking(index, query, plan.least);
   let hits: Hit[] = [];
   for (let depth = firstRound, from = 0; ; depth *= DEEPER) {
@@ -109,12 +113,11 @@ async function filteredDeep(
       hits = [];
       from = 0;
     }
-    const round = await checked(db, request, ranked, from, depth, plan.k - hits.length);
+    const round = await checked(check, ranked, from, depth, plan.k - hits.length);
     hits.push(...round.hits);
     from = round.checked;
-    if (round.complete) break;
+    if (round.complete) return hits.slice(0, plan.k);
   }
-  return filteredTotal(db, request, index, query, plan, hits);
 }
 
 /**
@@ -135,7 +138,7 @@ export function roundsRanking(index: DatasetIndex, query: Omit<Bm25Query, 'chunk
   };
 }
 
-/** The first k filtered hits, and the number of matches passing the filter (and the threshold) when asked. */
+/** The filtered hits, and the number of matches passing the filter (and the threshold) when asked. */
 async function filteredTotal(
   db: Knex,
   request: RetrievalRequest,
@@ -144,12 +147,12 @@ async function filteredTotal(
   plan: MemorySearch,
   hits: Hit[],
 ): Promise<{ hits: Hit[]; total: number | null }> {
-  if (!plan.count) return { hits: hits.slice(0, plan.k), total: null };
+  if (!plan.count) return { hits, total: null };
   const total =
     plan.countAbove == null
       ? await countPassingMatches(db, request, query.terms)
       : (await passingAmong(db, request, aboveIds(index, index.match(query.terms, query.weights, query.parameters), plan.countAbove))).size;
-  return { hits: hits.slice(0, plan.k), total };
+  return { hits, total };
 }
 
 function toHits(index: DatasetIndex, ranked: Ranked[]): Hit[] {

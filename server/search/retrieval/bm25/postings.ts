@@ -157,14 +157,16 @@ export interface ChunkTerms {
   length: number;
   terms: string[];
   tfs: number[];
+  /** Its tag_set, which the index holds too (for tag filters). */
+  tags: string[];
 }
 
-const chunkTermsColumns = 'c.id, coalesce(c.bm25_length, 0) as length, c.bm25_terms::text as terms';
+const chunkTermsColumns = "c.id, coalesce(c.bm25_length, 0) as length, c.bm25_terms::text as terms, coalesce(c.tag_set, '{}') as tags";
 
-type PrintedTerms = { id: string; length: number | string; terms: string };
+type PrintedTerms = { id: string; length: number | string; terms: string; tags: string[] };
 
 function chunkTermsOf(row: PrintedTerms): ChunkTerms {
-  return { id: row.id, length: Number(row.length), ...parseTsvectorText(row.terms) };
+  return { id: row.id, length: Number(row.length), ...parseTsvectorText(row.terms), tags: row.tags };
 }
 
 /** Forgets a purged dataset's totals and change log (its chunks, postings and counts are gone already). */
