@@ -5,10 +5,11 @@
 //
 //   API        POST /api/chunk/search over node:http keep-alive, with an organization API key
 //   retrieval  retrieve() from server/search/retrieval, in-process: every engine call the service makes
-//   raw        the engines answering the same top 10: the kNN statement the service writes (semantic),
-//              the in-memory BM25 index queried directly (bm25, and fulltext, which is BM25 over the
-//              query's words and the lexical engine's matches of words the dataset lacks), both lists
-//              plus reciprocal rank fusion (hybrid)
+//   raw        the engines answering the same top 10: the held vectors queried directly, else the kNN
+//              statement the service writes (semantic), the in-memory BM25 index queried directly (bm25,
+//              and fulltext, which is BM25 over the query's words and the lexical engine's matches of
+//              words the dataset lacks), both lists plus reciprocal rank fusion (hybrid); a tag filter's
+//              chunks from the BM25 index's list of the tag
 //
 // Query embedding (the built-in embedder) happens outside the raw timing and is timed on its own,
 // so the API's figure can be read without it.
@@ -27,11 +28,11 @@ import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
 import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/index.js';
 import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
-import type { Ranked } from '../server/search/retrieval/bm25/topK.js';
+import { selectiveLimit } from '../server/search/filters/passing.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
-import type { HeldVectors } from '../server/search/retrieval/vectors/index.js';
+import type { HeldVectors, Nearest } from '../server/search/retrieval/vectors/index.js';
 import type { Hit, SearchType } from '../server/search/types.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
@@ -260,8 +261,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const bm25Queries = new Map<string, Bm25Query | null>();
     for (const q of [...warmQueries, ...queries])
       bm25Queries.set(q, (await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 })).query);
-    const bm25 = rawBm25(db, dataset.id, bm25Index, bm25Queries);
-    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, held, vectors, embedMs };
+    const bm25 = rawBm25(bm25Index, bm25Queries);
+    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, bm25Index, held, vectors, embedMs };
 
     // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
     const autovacuumWaitS = await autovacuumIdle(db, 180_000);
@@ -771,23 +772,55 @@ type RawBm25 = (query: string, filter: ChunkFilter | null, n: number) => Promise
 
 /**
  * BM25's raw path: the dataset's in-memory index (the engine BM25 runs on) queried directly, with
- * the query's terms and weights computed beforehand; a tag filter is read from PostgreSQL into a mask.
+ * the query's terms and weights computed beforehand; a tag filter's chunks are the index's own list
+ * of the tag, each scored.
  */
-function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map<string, Bm25Query | null>): RawBm25 {
+function rawBm25(index: DatasetIndex, prepared: Map<string, Bm25Query | null>): RawBm25 {
   return async (query, filter, n) => {
     const q = prepared.get(query);
     if (!q) return [];
     const tag = tagOf(filter);
-    let ranked: Ranked[];
-    if (tag) {
-      const ids: string[] = await db('chunks')
-        .where('chunks.dataset_id', datasetId)
-        .whereRaw(TAG_CONDITION, [[tag]])
-        .pluck('chunks.id');
-      ranked = index.best(index.matchAmong(index.ordinalsOf(ids), q.terms, q.weights, q.parameters), n, 0);
-    } else ranked = index.top(q.terms, q.weights, q.parameters, n, 0);
+    const ranked = tag
+      ? index.best(index.matchAmong(liveTagged(index, tag), q.terms, q.weights, q.parameters), n, 0)
+      : index.top(q.terms, q.weights, q.parameters, n, 0);
     return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };
+}
+
+/** The live chunks of the index's list of the tag, ascending. */
+const liveTagged = (index: DatasetIndex, tag: string) => index.tagged(tag).filter((d) => !index.isDead(d));
+
+/**
+ * A tag filter's semantic top `n` from the engines directly, the tag's chunks from the index's list
+ * of it: a selective tag's chunks (at most the service's selective limit) at their exact distances
+ * in the held vectors; a broader tag's, the graph's nearest candidates kept when they hold the tag,
+ * deeper until `n` do. Null (at once) when no vectors are held (pgvector's filtered scan answers).
+ */
+function heldAmongTagged(ctx: MeasureContext, vector: string, tag: string | null, n: number): Promise<Hit[]> | null {
+  const held = ctx.held;
+  if (!held || !tag) return null;
+  const index = ctx.bm25Index;
+  const ordinals = liveTagged(index, tag);
+  const values = Float32Array.from(JSON.parse(vector) as number[]);
+  const hits = (found: Nearest) => found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
+  if (ordinals.length <= selectiveLimit(index.chunks))
+    return held
+      .nearestAmong(
+        values,
+        n,
+        Array.from(ordinals, (d) => index.idOf(d)),
+      )
+      .then(hits);
+  const tagged = new Uint8Array(index.capacity);
+  for (const d of ordinals) tagged[d] = 1;
+  const share = ordinals.length / Math.max(index.chunks, 1);
+  return (async () => {
+    for (let depth = Math.ceil(n * Math.min(64, Math.max(4, 4 / share))); ; depth *= 8) {
+      const found = await held.nearest(values, depth, []);
+      const kept = hits(found).filter((h) => tagged[index.ordinalOfId(h.id) ?? -1] === 1);
+      if (kept.length >= n || found.ids.length < depth) return kept.slice(0, n);
+    }
+  })();
 }
 
 /**
@@ -798,9 +831,11 @@ function rawBm25(db: Knex, datasetId: string, index: DatasetIndex, prepared: Map
 async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Promise<Hit[]> {
   const vector = ctx.vectors.get(query)!;
   const held = variant.filter ? null : ctx.held;
+  const tag = tagOf(variant.filter);
   switch (variant.type) {
     case 'semantic':
-      return held ? heldTop(ctx, held, vector, PAGE_SIZE) : ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
+      if (held) return heldTop(ctx, held, vector, PAGE_SIZE);
+      return heldAmongTagged(ctx, vector, tag, PAGE_SIZE) ?? ctx.raw.semantic(vector, variant.filter, PAGE_SIZE);
     // Full-text is BM25 over the query's words and the engine's matches of the words the dataset
     // lacks; the suite's queries are made of the corpus's words, so the engine has nothing to add.
     case 'fulltext':
@@ -823,7 +858,14 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
           { hits: keywords, weight: 1 },
         ]).slice(0, PAGE_SIZE);
       }
-      const [indexed, keyword] = await Promise.all([ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      // A tag filter from the held engines (a selective tag: every chunk of it at its exact distance).
+      const exact = heldAmongTagged(ctx, vector, tag, window);
+      const [indexed, keyword] = await Promise.all([exact ?? ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      if (exact)
+        return reciprocalRankFusion([
+          { hits: indexed, weight: 1 },
+          { hits: keyword, weight: 1 },
+        ]).slice(0, PAGE_SIZE);
       const given = new Set(indexed.map((h) => h.id));
       const joined = await ctx.raw.scored(
         vector,
@@ -861,6 +903,8 @@ interface MeasureContext {
   datasetRow: DatasetRow;
   raw: RawEngines;
   bm25: RawBm25;
+  /** The dataset's BM25 postings and tags held in memory, which the raw paths read directly. */
+  bm25Index: DatasetIndex;
   /** The dataset's vectors held in memory, the engine unfiltered semantic search runs on (null: pgvector). */
   held: HeldVectors | null;
   vectors: Map<string, string>;
