@@ -1,6 +1,6 @@
 // The store seam: migrations run at every open, idempotently, and pgvector and pg_trgm answer.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enginesRunAsBatch } from '../../scripts/services/proc.js';
 import type { Config } from '../../server/config.js';
 import { startAutoAnalyze } from '../../server/store/autoAnalyze.js';
@@ -119,6 +119,36 @@ describe(`store (${mode})`, () => {
       expect(await analyzer.run()).not.toContain('organizations');
     } finally {
       await analyzer.stop();
+    }
+  });
+
+  // In PGlite an ANALYZE holds up every other statement: the timer waits for a quiet moment.
+  it.runIf(mode === 'embedded')('analyzes while statements keep coming only once a table has waited too long', async () => {
+    const analyzed = async () => Number((await store.db.raw("select reltuples from pg_class where relname = 'datasets'")).rows[0].reltuples);
+    await store.db.raw('analyze datasets');
+    const before = await analyzed();
+    const [org] = await store.db('organizations').insert({ name: 'busy' }).returning('id');
+    await store.db.raw("insert into datasets (organization_id, name) select ?, 'd ' || g from generate_series(1, 300) g", [org.id]);
+    const timing = { checkEveryMs: 20, busyCheckEveryMs: 50, quietMs: 300, mostDeferredMs: 1_500 };
+    const busy = setInterval(() => store.db.raw('select 1').catch(() => undefined), 40);
+    const analyzer = startAutoAnalyze(store.db, null, timing);
+    const started = Date.now();
+    try {
+      await vi.waitFor(async () => expect(await analyzed()).toBeGreaterThan(before), { timeout: 10_000, interval: 50 });
+      // Not before it had waited its longest, the database never quiet.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(timing.mostDeferredMs);
+    } finally {
+      clearInterval(busy);
+      await analyzer.stop();
+    }
+    // Quiet: a due table is analyzed at the next look.
+    await store.db.raw("insert into datasets (organization_id, name) select ?, 'e ' || g from generate_series(1, 600) g", [org.id]);
+    const quiet = startAutoAnalyze(store.db, null, timing);
+    try {
+      // Looked at less often than the quiet time, so that the looking leaves quiet moments.
+      await vi.waitFor(async () => expect(await analyzed()).toBeGreaterThanOrEqual(900), { timeout: 3_000, interval: 2 * timing.quietMs });
+    } finally {
+      await quiet.stop();
     }
   });
 });
