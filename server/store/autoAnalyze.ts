@@ -11,6 +11,7 @@
 // MOST_DEFERRED_MS: busy hours keep their latency, and statistics are never stale for long.
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { Activity } from './activity.js';
 
 /** autovacuum_analyze_threshold and autovacuum_analyze_scale_factor, PostgreSQL's defaults. */
 const THRESHOLD = 50;
@@ -35,48 +36,35 @@ export interface AutoAnalyze {
   stop(): Promise<void>;
 }
 
-export function startAutoAnalyze(db: Knex, logger: Pick<Logger, 'warn'> | null, timing: AnalyzeTiming = TIMING): AutoAnalyze {
+export function startAutoAnalyze(db: Knex, activity: Activity, logger: Pick<Logger, 'warn'> | null, timing: AnalyzeTiming = TIMING): AutoAnalyze {
   let running: Promise<string[]> | null = null;
-  /** Its own statements are running (they are not the service's activity). */
-  let own = false;
-  let lastStatement = 0;
   let lastBusyCheck = Date.now();
   /** When a table was first found due while the database was busy (null: none waiting). */
   let dueSince: number | null = null;
-  const onQuery = () => {
-    if (!own) lastStatement = Date.now();
-  };
-  const ownWork = async <T>(work: () => Promise<T>): Promise<T> => {
-    own = true;
-    try {
-      return await work();
-    } finally {
-      own = false;
-    }
-  };
-  db.on('query', onQuery);
 
   const run = () => {
-    running ??= ownWork(async () => {
-      const tables = await due(db);
-      for (const table of tables) await db.raw('analyze ??', [table]);
-      dueSince = null;
-      return tables;
-    }).finally(() => {
-      running = null;
-    });
+    running ??= activity
+      .maintain(async () => {
+        const tables = await due(db);
+        for (const table of tables) await db.raw('analyze ??', [table]);
+        dueSince = null;
+        return tables;
+      })
+      .finally(() => {
+        running = null;
+      });
     return running;
   };
   const tick = async () => {
     if (running) return;
-    const now = Date.now();
-    if (now - lastStatement >= timing.quietMs) {
+    if (activity.quietFor(timing.quietMs)) {
       await run();
       return;
     }
+    const now = Date.now();
     if (now - lastBusyCheck < timing.busyCheckEveryMs) return;
     lastBusyCheck = now;
-    if ((await ownWork(() => due(db))).length === 0) return;
+    if ((await activity.maintain(() => due(db))).length === 0) return;
     dueSince ??= now;
     if (now - dueSince >= timing.mostDeferredMs) await run();
   };
@@ -88,7 +76,6 @@ export function startAutoAnalyze(db: Knex, logger: Pick<Logger, 'warn'> | null, 
     run,
     stop: async () => {
       clearInterval(timer);
-      db.off('query', onQuery);
       await running?.catch(() => undefined);
     },
   };

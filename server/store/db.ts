@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import pg from 'pg';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
+import { Activity } from './activity.js';
 import { startAutoAnalyze } from './autoAnalyze.js';
+import { startAutoCheckpoint } from './autoCheckpoint.js';
 import { EMBEDDED_CONNECTIONS, startEmbeddedDatabase } from './embedded.js';
 import { migrationSource } from './migrations/index.js';
 import { checkVectorRoundTrip, hnswSessionSql } from './vectors.js';
@@ -34,8 +36,9 @@ export async function openStore(config: Config['store'], logger: Pick<Logger, 'w
     await closeEngine();
     throw error;
   }
-  // PostgreSQL analyzes through autovacuum; PGlite has none.
-  const autoAnalyze = config.kind === 'pglite' ? startAutoAnalyze(db, logger) : null;
+  // PostgreSQL analyzes through autovacuum and checkpoints in its checkpointer; PGlite has neither.
+  const activity = config.kind === 'pglite' ? new Activity(db) : null;
+  const maintenance = activity ? [startAutoAnalyze(db, activity, logger), startAutoCheckpoint(db, activity, logger)] : [];
   return {
     kind: config.kind,
     db,
@@ -44,7 +47,8 @@ export async function openStore(config: Config['store'], logger: Pick<Logger, 'w
     },
     checkVectors: () => checkVectorRoundTrip(db),
     close: async () => {
-      await autoAnalyze?.stop();
+      for (const task of maintenance) await task.stop();
+      activity?.stop();
       await db.destroy();
       await closeEngine();
     },

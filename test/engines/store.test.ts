@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { enginesRunAsBatch } from '../../scripts/services/proc.js';
 import type { Config } from '../../server/config.js';
+import { Activity } from '../../server/store/activity.js';
 import { startAutoAnalyze } from '../../server/store/autoAnalyze.js';
+import { startAutoCheckpoint, walSinceCheckpoint } from '../../server/store/autoCheckpoint.js';
 import { openStore, type Store } from '../../server/store/db.js';
 import { mode, testConfig } from '../support/env.js';
 import { longestStall } from '../support/threadFree.js';
@@ -108,7 +110,8 @@ describe(`store (${mode})`, () => {
 
   // PostgreSQL's autovacuum does this in full mode, on its own schedule.
   it.runIf(mode === 'embedded')('analyzes a table once enough of its rows changed, as autovacuum would', async () => {
-    const analyzer = startAutoAnalyze(store.db, null);
+    const activity = new Activity(store.db);
+    const analyzer = startAutoAnalyze(store.db, activity, null);
     try {
       await analyzer.run();
       await store.db.raw("insert into organizations (name) select 'org ' || g from generate_series(1, 500) g");
@@ -119,6 +122,7 @@ describe(`store (${mode})`, () => {
       expect(await analyzer.run()).not.toContain('organizations');
     } finally {
       await analyzer.stop();
+      activity.stop();
     }
   });
 
@@ -131,7 +135,8 @@ describe(`store (${mode})`, () => {
     await store.db.raw("insert into datasets (organization_id, name) select ?, 'd ' || g from generate_series(1, 300) g", [org.id]);
     const timing = { checkEveryMs: 20, busyCheckEveryMs: 50, quietMs: 300, mostDeferredMs: 1_500 };
     const busy = setInterval(() => store.db.raw('select 1').catch(() => undefined), 40);
-    const analyzer = startAutoAnalyze(store.db, null, timing);
+    const activity = new Activity(store.db);
+    const analyzer = startAutoAnalyze(store.db, activity, null, timing);
     const started = Date.now();
     try {
       await vi.waitFor(async () => expect(await analyzed()).toBeGreaterThan(before), { timeout: 10_000, interval: 50 });
@@ -143,12 +148,45 @@ describe(`store (${mode})`, () => {
     }
     // Quiet: a due table is analyzed at the next look.
     await store.db.raw("insert into datasets (organization_id, name) select ?, 'e ' || g from generate_series(1, 600) g", [org.id]);
-    const quiet = startAutoAnalyze(store.db, null, timing);
+    const quiet = startAutoAnalyze(store.db, activity, null, timing);
     try {
       // Looked at less often than the quiet time, so that the looking leaves quiet moments.
       await vi.waitFor(async () => expect(await analyzed()).toBeGreaterThanOrEqual(900), { timeout: 3_000, interval: 2 * timing.quietMs });
     } finally {
       await quiet.stop();
+      activity.stop();
+    }
+  });
+
+  // PGlite has no checkpointer: without these checkpoints its log would keep every write until it closes.
+  it.runIf(mode === 'embedded')('checkpoints once enough log is written: at a quiet moment, or at the most whatever the load', async () => {
+    await store.db.raw('create table wal_filler (body text)');
+    const fill = (rows: number) => store.db.raw('insert into wal_filler select repeat(md5(g::text), 30) from generate_series(1, ?) g', [rows]);
+    await store.db.raw('checkpoint');
+    const timing = { checkEveryMs: 20, quietMs: 300, quietBytes: 2 ** 20, mostBytes: 8 * 2 ** 20 };
+    const activity = new Activity(store.db);
+    const busy = setInterval(() => store.db.raw('select 1').catch(() => undefined), 40);
+    const checkpointer = startAutoCheckpoint(store.db, activity, null, timing);
+    try {
+      // Busy: past the quiet amount, the log is kept...
+      await fill(1_500);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await walSinceCheckpoint(store.db)).toBeGreaterThanOrEqual(timing.quietBytes);
+      // ...and past the most, checkpointed.
+      await fill(8_000);
+      await vi.waitFor(async () => expect(await walSinceCheckpoint(store.db)).toBeLessThan(timing.quietBytes), { timeout: 5_000, interval: 50 });
+      clearInterval(busy);
+      // Quiet: past the quiet amount, checkpointed at the next look (looked at less often than the quiet time).
+      await fill(1_500);
+      await vi.waitFor(async () => expect(await walSinceCheckpoint(store.db)).toBeLessThan(timing.quietBytes), {
+        timeout: 3_000,
+        interval: 2 * timing.quietMs,
+      });
+    } finally {
+      clearInterval(busy);
+      await checkpointer.stop();
+      activity.stop();
+      await store.db.raw('drop table wal_filler');
     }
   });
 });
