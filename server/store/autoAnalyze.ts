@@ -7,8 +7,8 @@
 // Unlike autovacuum's, this ANALYZE holds up every other statement: PGlite is one session. At
 // 100,000 chunks, analyzing `chunks` or `bm25_postings` takes 0.3-1.1 s (reading its sample of
 // 30,000 rows), during which every request waits. So a due table waits for a quiet moment (no
-// statement of the service's for QUIET_MS), and is analyzed anyway once it has waited
-// MOST_DEFERRED_MS: busy hours keep their latency, and statistics are never stale for long.
+// statement of the service's for a second), and is analyzed anyway once it has waited ten minutes:
+// busy hours keep their latency, and statistics are never stale for long.
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Activity } from './activity.js';
