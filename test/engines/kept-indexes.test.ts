@@ -37,6 +37,33 @@ async function nearest(service: TestService, dataset: DatasetRow, vector: number
   return (await retrieve(service.services, 'semantic', { dataset, query: 'q', vector, limit: 10, offset: 0 })).hits.map((h) => h.id);
 }
 
+const cosine = (a: number[], b: number[]) => {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+};
+
+/** The share of the exact 10 nearest (by cosine) of each query that the held vectors answer. */
+async function recallAt10(service: TestService, dataset: DatasetRow, stored: number[][], ids: string[], queries: number[][]): Promise<number> {
+  let found = 0;
+  for (const query of queries) {
+    const exact = stored
+      .map((vector, i) => ({ id: ids[i], similarity: cosine(vector, query) }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, 10)
+      .map((n) => n.id);
+    const answered = new Set(await nearest(service, dataset, query));
+    found += exact.filter((id) => answered.has(id)).length;
+  }
+  return found / (10 * queries.length);
+}
+
 /** The statements holding `marker` (one that reads a dataset page by page, building anew) sent while `run` runs. */
 async function reads(service: TestService, marker: string, run: () => Promise<unknown>): Promise<number> {
   let count = 0;
@@ -95,11 +122,13 @@ describe('vectors held in memory, across a restart', () => {
     }
   }, 120_000);
 
+  // A graph built anew is not the one kept (threads and insertion order differ), so each is held to
+  // the exact neighbours rather than to the other's answers.
   it('read the dataset again when the kept vectors are damaged or ahead of the database', async () => {
     const random = prng(12);
-    const { environment, service: first, dataset, kept } = await heldDataset(random);
-    const query = randomVectors(1, random)[0];
-    const before = await nearest(first, dataset, query);
+    const { environment, service: first, dataset, stored, ids, kept } = await heldDataset(random);
+    const queries = randomVectors(10, random);
+    expect(await recallAt10(first, dataset, stored, ids, queries)).toBeGreaterThanOrEqual(0.9);
     await first.stop();
 
     await truncate(path.join(kept, 'vectors.f32'), 100);
@@ -107,7 +136,8 @@ describe('vectors held in memory, across a restart', () => {
     try {
       expect(await reads(service, VECTOR_PAGES, () => service.services.vectors.ready(dataset.id))).toBeGreaterThan(0);
       expect(existsSync(kept)).toBe(false);
-      expect(await nearest(service, dataset, query)).toEqual(before);
+      expect(await recallAt10(service, dataset, stored, ids, queries)).toBeGreaterThanOrEqual(0.9);
+      expect((await nearest(service, dataset, stored[7]))[0]).toBe(ids[7]);
     } finally {
       await service.stop();
     }
@@ -120,7 +150,8 @@ describe('vectors held in memory, across a restart', () => {
       await service.services.store.db('bm25_dataset_totals').where({ dataset_id: dataset.id }).update({ version: 0 });
       await service.services.store.db('bm25_changes').where({ dataset_id: dataset.id }).delete();
       expect(await reads(service, VECTOR_PAGES, () => service.services.vectors.ready(dataset.id))).toBeGreaterThan(0);
-      expect(await nearest(service, dataset, query)).toEqual(before);
+      expect(await recallAt10(service, dataset, stored, ids, queries)).toBeGreaterThanOrEqual(0.9);
+      expect((await nearest(service, dataset, stored[9]))[0]).toBe(ids[9]);
     } finally {
       await service.stop();
     }
