@@ -28,6 +28,7 @@ import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
 import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/index.js';
 import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
+import type { Ranked } from '../server/search/retrieval/bm25/topK.js';
 import { selectiveLimit } from '../server/search/filters/passing.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
@@ -773,16 +774,22 @@ type RawBm25 = (query: string, filter: ChunkFilter | null, n: number) => Promise
 /**
  * BM25's raw path: the dataset's in-memory index (the engine BM25 runs on) queried directly, with
  * the query's terms and weights computed beforehand; a tag filter's chunks are the index's own list
- * of the tag, each scored.
+ * of the tag: a selective tag's each scored, a broader tag's walked, passing over the others.
  */
 function rawBm25(index: DatasetIndex, prepared: Map<string, Bm25Query | null>): RawBm25 {
   return async (query, filter, n) => {
     const q = prepared.get(query);
     if (!q) return [];
     const tag = tagOf(filter);
-    const ranked = tag
-      ? index.best(index.matchAmong(liveTagged(index, tag), q.terms, q.weights, q.parameters), n, 0)
-      : index.top(q.terms, q.weights, q.parameters, n, 0);
+    const tagged = tag ? liveTagged(index, tag) : null;
+    let ranked: Ranked[];
+    if (!tagged) ranked = index.top(q.terms, q.weights, q.parameters, n, 0);
+    else if (tagged.length <= selectiveLimit(index.chunks)) ranked = index.best(index.matchAmong(tagged, q.terms, q.weights, q.parameters), n, 0);
+    else {
+      const skipped = new Uint8Array(index.capacity).fill(1);
+      for (const d of tagged) skipped[d] = 0;
+      ranked = index.top(q.terms, q.weights, q.parameters, n, 0, skipped);
+    }
     return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };
 }

@@ -1,7 +1,8 @@
 // The in-memory index's page of results (`top`, which skips postings that cannot reach the page)
 // and its scores of given chunks (`matchAmong`, a selective filter's) against scoring every posting
 // (`best(match(…))`): the same chunks, order and scores, bit for bit, on a corpus with tied chunks,
-// removed and re-added chunks, thresholds and boosted terms; and the one ranking that a filtered
+// removed and re-added chunks, thresholds and boosted terms; the walk passing over the chunks a
+// filter leaves out; and the one ranking that a filtered
 // search's deeper rounds read while the index changes.
 import { describe, expect, it } from 'vitest';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
@@ -107,6 +108,27 @@ describe('the in-memory BM25 top k', () => {
         if (expected.size > 0) nonEmpty++;
       }
     expect(nonEmpty).toBeGreaterThan(queries.length);
+  });
+
+  it("walks a filter's chunks alone as scoring every posting and keeping those does", () => {
+    let compared = 0;
+    for (const share of [0.02, 0.15, 0.6]) {
+      // 1 for an ordinal left out; dead ordinals marked too, as a filter marks them; the last
+      // ordinals lie past the mask's end (chunks added after it was made), which leaves them out.
+      const skipped = new Uint8Array(index.capacity - 20).map(() => (random() < share ? 0 : 1));
+      for (let d = 0; d < skipped.length; d++) if (index.isDead(d)) skipped[d] = 1;
+      for (const p of parameters)
+        for (const { terms, weights } of queries)
+          for (const k of [1, 10, 200]) {
+            const expected = index
+              .best(index.match(terms, weights, p), 100_000, 0)
+              .filter((r) => skipped[r.ordinal] === 0)
+              .slice(0, k);
+            expect(same(index.top(terms, weights, p, k, 0, skipped)), `${terms} k ${k} share ${share}`).toEqual(same(expected));
+            if (expected.length > 0) compared++;
+          }
+    }
+    expect(compared).toBeGreaterThan(parameters.length * queries.length * 3 * 2);
   });
 
   it('ranks tied chunks by id and leaves out removed ones', () => {

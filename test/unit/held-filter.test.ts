@@ -84,6 +84,21 @@ describe('tag filters held in memory', () => {
     expect(held.count).toBeGreaterThan(0);
   });
 
+  it('does not pass a chunk removed or added after the filter was evaluated', () => {
+    const { index } = corpus(prng(6));
+    const held = heldPassing(index, tagFilterOf({ must: [{ field: 'tag_set', match_any: ['a'] }] })!);
+    const passing = held.ids(Number.POSITIVE_INFINITY);
+    const removed = passing[0];
+    const removedOrdinal = index.ordinalOfId(removed)!;
+    expect(held.passes(removedOrdinal)).toBe(true);
+    index.remove(removed);
+    index.add({ id: id(50_000), length: 5, terms: ['w'], tfs: [1], tags: ['a'] });
+    expect(held.passes(removedOrdinal)).toBe(false);
+    expect(held.skipped()[removedOrdinal]).toBe(1);
+    expect(held.passes(index.ordinalOfId(id(50_000))!)).toBe(false);
+    expect(held.passes(index.ordinalOfId(passing[1])!)).toBe(true);
+  });
+
   it('leaves every other filter to SQL', () => {
     expect(tagFilterOf(null)).toBeNull();
     expect(tagFilterOf({ must: [], should: [], must_not: [] })).toBeNull();

@@ -17,6 +17,8 @@ export interface TagIndex {
   tagged(tag: string): Int32Array;
   /** Slots for ordinals, dead ones included. */
   readonly capacity: number;
+  /** Grows with every chunk added or removed (ordinals are never reused). */
+  readonly changes: number;
   isDead(ordinal: number): boolean;
   idOf(ordinal: number): string;
   ordinalOfId(id: string): number | undefined;
@@ -71,6 +73,7 @@ function tagCondition(condition: unknown): TagCondition | null {
 export class HeldPassing {
   private sorted: Int32Array | null;
   private mask: Uint8Array | null = null;
+  private maskChanges = -1;
 
   constructor(
     private readonly index: TagIndex,
@@ -101,11 +104,20 @@ export class HeldPassing {
   }
 
   passes(ordinal: number): boolean {
-    if (!this.mask) {
-      this.mask = new Uint8Array(this.index.capacity);
-      for (const d of this.ordinals()) this.mask[d] = 1;
+    return this.skipped()[ordinal] === 0;
+  }
+
+  /**
+   * 1 for each ordinal that does not pass, 0 for each that does; as the index is now, so that a
+   * chunk that died since the filter was evaluated does not pass.
+   */
+  skipped(): Uint8Array {
+    if (!this.mask || this.maskChanges !== this.index.changes) {
+      this.mask = new Uint8Array(this.index.capacity).fill(1);
+      for (const d of this.ordinals()) if (!this.index.isDead(d)) this.mask[d] = 0;
+      this.maskChanges = this.index.changes;
     }
-    return this.mask[ordinal] === 1;
+    return this.mask;
   }
 
   /** The first `limit` passing chunks' ids, in ordinal order. */

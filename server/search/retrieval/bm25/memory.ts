@@ -90,6 +90,11 @@ export class DatasetIndex implements Mirror, TagIndex {
     return Int32Array.from(ids.flatMap((id) => this.ordinalOf.get(id) ?? [])).sort();
   }
 
+  /** Grows with every chunk added or removed. */
+  get changes(): number {
+    return this.ids.length + this.deadCount;
+  }
+
   /** Slots for ordinals (dead ones included): the size a mask over them needs. */
   get capacity(): number {
     return this.ids.length;
@@ -298,13 +303,23 @@ export class DatasetIndex implements Mirror, TagIndex {
   /**
    * The best `k` live chunks holding a term that score at least `least`, best first, ties by chunk
    * id: exactly what best(match(…)) gives, with the same scores, from few postings (topK.ts).
+   * `skipped` (1 for each ordinal left out, dead ones included) narrows the walk to a filter's chunks.
    */
-  top(terms: string[], weights: number[], parameters: Bm25Parameters, k: number, least: number): Ranked[] {
+  top(terms: string[], weights: number[], parameters: Bm25Parameters, k: number, least: number, skipped: Uint8Array = this.dead): Ranked[] {
     // A negative weight would break the bounds: then every posting is scored.
-    if (weights.some((w) => !(w >= 0))) return this.best(this.match(terms, weights, parameters), k, least);
+    if (weights.some((w) => !(w >= 0))) {
+      const matches = this.match(terms, weights, parameters);
+      return this.best(skipped === this.dead ? matches : kept(matches, skipped), k, least);
+    }
     const lists = terms.map((term) => this.lists.get(term) ?? null);
-    return topK(lists, weights, { ids: this.ids, dead: this.dead, lengths: this.lengths }, parameters, k, least);
+    return topK(lists, weights, { ids: this.ids, skipped, lengths: this.lengths }, parameters, k, least);
   }
+}
+
+/** The matches whose ordinals `skipped` does not mark. */
+function kept(matches: Matches, skipped: Uint8Array): Matches {
+  const keep = matches.ordinals.map((d) => (skipped[d] === 0 ? 1 : 0));
+  return { ordinals: matches.ordinals.filter((_, i) => keep[i] === 1), scores: matches.scores.filter((_, i) => keep[i] === 1) };
 }
 
 /** A tag's ordinals, ascending, in the first `size` slots. */

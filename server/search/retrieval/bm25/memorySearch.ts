@@ -1,9 +1,10 @@
 // BM25 over a dataset's in-memory index (memory.ts): chunks holding a query term are scored in
 // memory, exactly, and only the filter is asked of SQL, unless it is a filter on tags, which the
 // index answers itself (filters/held.ts). A filter passing few chunks (filters/passing.ts) has those
-// chunks read and each one scored. A broader filter has the best candidates checked against it,
-// deeper until k pass; the first round is sized by the share of chunks expected to pass (the
-// planner's estimate, or the tag filter's count), so that it usually holds k of them.
+// chunks read and each one scored. A broader tag filter is one walk that passes over the chunks
+// failing it. A broader filter of SQL's has the best candidates checked against it, deeper until k
+// pass; the first round is sized by the share of chunks expected to pass (the planner's estimate),
+// so that it usually holds k of them.
 import type { Knex } from 'knex';
 import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
 import { estimateFilter, passingAmong, passingIds, selectiveLimit } from '../../filters/passing.js';
@@ -51,11 +52,11 @@ export async function memoryBm25(
   return filteredTotal(db, request, index, query, plan, hits);
 }
 
-/** A tag filter, from the index alone: few passing chunks scored each, or the best candidates checked. */
-async function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch, held: HeldPassing): Promise<{ hits: Hit[]; total: number | null }> {
+/** A tag filter, from the index alone: few passing chunks scored each, or one walk passing over the others. */
+function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch, held: HeldPassing): { hits: Hit[]; total: number | null } {
   if (held.count <= selectiveLimit(index.chunks)) return among(index, query, held.ordinals(), plan);
-  const share = held.count / Math.max(index.chunks, 1);
-  const hits = await filteredDeep(index, query, plan, firstRound(plan.k, share), async (ids) => held.among(ids));
+  const { terms, weights, parameters } = query;
+  const hits = toHits(index, index.top(terms, weights, parameters, plan.k, plan.least, held.skipped()));
   if (!plan.count) return { hits, total: null };
   const matches = index.match(query.terms, query.weights, query.parameters);
   let total = 0;

@@ -17,7 +17,8 @@ export interface Ranked {
 /** What the walk reads of a chunk by ordinal. */
 export interface ChunkTable {
   ids: string[];
-  dead: Uint8Array;
+  /** 0 for a chunk the walk may take; 1 (or beyond its end) for one it passes over: dead, or failing a filter. */
+  skipped: Uint8Array;
   lengths: Int32Array;
 }
 
@@ -37,7 +38,7 @@ const ROUNDING = 1e-9;
 const NONE = 0x7fffffff;
 
 /**
- * The best `k` live chunks holding one of the lists' terms that score at least `least`, best first,
+ * The best `k` chunks not skipped holding one of the lists' terms that score at least `least`, best first,
  * ties by chunk id; `lists[t]` (null: no chunk holds the term) is weighed by `weights[t]` ≥ 0.
  */
 export function topK(lists: (PostingList | null)[], weights: number[], chunks: ChunkTable, parameters: Bm25Parameters, k: number, least: number): Ranked[] {
@@ -55,7 +56,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     upTo[i] = (i > 0 ? upTo[i - 1] : 0) + c.most;
   });
   const { k1, b, averageLength } = parameters;
-  const { dead, lengths } = chunks;
+  const { skipped, lengths } = chunks;
   const parts = new Float64Array(lists.length);
   // A chunk must reach `floor` to enter; lists before `walked` cannot bring one there on their own.
   let floor = least;
@@ -74,7 +75,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       if (c.at < c.list.size && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
     }
     if (d === NONE) break;
-    const live = dead[d] !== 1;
+    const live = skipped[d] === 0;
     const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
     let partial = 0;
     for (let i = walked; i < cursors.length; i++) {
@@ -104,7 +105,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       const tf = tfs[e.at];
       if (tf <= TRACKED_TF && hopeless[tf] === 1) continue;
       const d = ordinals[e.at];
-      if (dead[d] === 1) continue;
+      if (skipped[d] !== 0) continue;
       const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
       const part = (e.weight * tf * (k1 + 1)) / (tf + norm);
       if (!reaches(part + rest)) continue;
