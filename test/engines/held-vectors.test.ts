@@ -222,6 +222,26 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
       for (const hit of held) expect(hit.score).toBeCloseTo(sqlScore.get(hit.id)!, 5);
     }
   });
+
+  it('ranks copies of one vector by chunk id, from the graph and among the chunks a filter passes', async () => {
+    const copies = await service.newDataset(orgId, `copies ${metric}`, { DISTANCE_METRIC: metric, EMBEDDING_SIZE: DIMENSION });
+    const [vector, ...others] = vectors(41, random);
+    // The first chunk of each call is tagged "few": two copies and one other vector.
+    const copyIds = await insertChunks(
+      copies,
+      Array.from({ length: 14 }, () => vector),
+    );
+    await insertChunks(copies, others);
+    const lastCopies = await insertChunks(copies, [vector, vector]);
+    expect(await service.services.vectors.ready(copies.id)).not.toBeNull();
+    await service.services.bm25.ready(copies.id);
+    const top = await semantic(copies, vector);
+    expect(top.map((h) => h.id)).toEqual([...copyIds, ...lastCopies].sort().slice(0, 10));
+    expect(new Set(top.map((h) => h.score)).size).toBe(1);
+    const few = await semantic(copies, vector, 10, { must: [{ field: 'tag_set', match_any: ['few'] }] });
+    expect(few).toHaveLength(3);
+    expect(few.slice(0, 2).map((h) => h.id)).toEqual([copyIds[0], lastCopies[0]].sort());
+  });
 });
 
 describe('pgvector index', () => {

@@ -119,25 +119,27 @@ class DatasetVectors {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     const found = wanted > 0 ? this.graph.search(query, wanted, 1).keys : new BigUint64Array(0);
-    const slots = new Set();
-    for (const key of found) slots.add(Number(key));
+    const slots = new Int32Array(found.length + also.length);
+    let n = 0;
+    for (const key of found) slots[n++] = Number(key);
     for (const id of also) {
       const slot = this.slotOf.get(id);
-      if (slot !== undefined) slots.add(slot);
+      if (slot !== undefined) slots[n++] = slot;
     }
-    const scored = [];
+    // In slot order: vectors next to each other in memory are read one after another.
+    const ordered = slots.subarray(0, n).sort();
+    const best = new Nearest(k, this.ids);
     const querySquares = squares(query, 0, this.dimension);
-    for (const slot of slots) {
-      const id = this.ids[slot];
-      if (id == null) continue;
+    for (let i = 0; i < n; i++) {
+      const slot = ordered[i];
+      if ((i > 0 && slot === ordered[i - 1]) || this.ids[slot] == null) continue;
       const [block, at] = this.vectorAt(slot);
       const distance = this.distance(query, querySquares, block, at, this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK], this.dimension);
       // No distance (a zero vector under cosine) is no match, as in SQL.
-      if (!Number.isNaN(distance)) scored.push({ id, distance });
+      if (!Number.isNaN(distance)) best.offer(slot, distance);
     }
-    scored.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const best = scored.slice(0, k);
-    return { ids: best.map((s) => s.id), distances: Float64Array.from(best, (s) => s.distance), complete: found.length >= wanted };
+    const { ids, distances } = best.ranked();
+    return { ids, distances, complete: found.length >= wanted };
   }
 
   /**
@@ -187,6 +189,62 @@ class DatasetVectors {
 
   get stats() {
     return { chunks: this.ids.length - this.dead, slots: this.ids.length };
+  }
+}
+
+/** The `k` nearest offered so far: a heap with the farthest on top (the larger id, among equals). */
+class Nearest {
+  constructor(k, ids) {
+    this.k = k;
+    this.ids = ids;
+    this.slots = new Int32Array(k);
+    this.distances = new Float64Array(k);
+    this.size = 0;
+  }
+
+  /** Whether the slot at `a` is farther than the one at `b` (by distance, then id). */
+  farther(aSlot, aDistance, bSlot, bDistance) {
+    return aDistance > bDistance || (aDistance === bDistance && this.ids[aSlot] > this.ids[bSlot]);
+  }
+
+  offer(slot, distance) {
+    if (this.k <= 0) return;
+    let i;
+    if (this.size < this.k) {
+      i = this.size++;
+      // Up: while the parent is nearer, it moves down.
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!this.farther(slot, distance, this.slots[parent], this.distances[parent])) break;
+        this.slots[i] = this.slots[parent];
+        this.distances[i] = this.distances[parent];
+        i = parent;
+      }
+    } else {
+      if (!this.farther(this.slots[0], this.distances[0], slot, distance)) return;
+      // Down from the top: while a child is farther, it moves up.
+      i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= this.size) break;
+        const right = left + 1;
+        const child = right < this.size && this.farther(this.slots[right], this.distances[right], this.slots[left], this.distances[left]) ? right : left;
+        if (!this.farther(this.slots[child], this.distances[child], slot, distance)) break;
+        this.slots[i] = this.slots[child];
+        this.distances[i] = this.distances[child];
+        i = child;
+      }
+    }
+    this.slots[i] = slot;
+    this.distances[i] = distance;
+  }
+
+  /** Nearest first: the chunks' ids and their distances. */
+  ranked() {
+    const order = Array.from({ length: this.size }, (_, i) => i).sort((a, b) =>
+      this.farther(this.slots[a], this.distances[a], this.slots[b], this.distances[b]) ? 1 : -1,
+    );
+    return { ids: order.map((i) => this.ids[this.slots[i]]), distances: Float64Array.from(order, (i) => this.distances[i]) };
   }
 }
 
