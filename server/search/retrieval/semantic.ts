@@ -256,9 +256,11 @@ async function nearestFiltered(
 ): Promise<Hit[] | null> {
   if (n <= 0 || !narrowed(request)) return null;
   const db = services.store.db;
-  const chunks = datasetChunkCount(db, request.dataset.id);
+  const holding = heldVectors(services, request);
+  // Held vectors know how many chunks they hold; else the dataset's count is read.
+  const chunks = holding.then((held) => held?.chunks ?? datasetChunkCount(db, request.dataset.id));
   const filter = await estimateFilter(db, request, chunks);
-  const held = await heldVectors(services, request);
+  const held = await holding;
   const total = Math.max(await chunks, 1);
   let share = filter.expected / total;
   if (filter.selective) {
