@@ -13,6 +13,7 @@ export type BatchCreateDatasetsHandler = (ctx: OrganizationContext<T.BatchCreate
 export type BulkDeleteChunkHandler = (ctx: DatasetContext<T.BulkDeleteChunkData>) => Promise<Reply<T.BulkDeleteChunkResponses, 204>>;
 export type ClearDatasetHandler = (ctx: DatasetContext<T.ClearDatasetData>) => Promise<Reply<T.ClearDatasetResponses, 204>>;
 export type CloneDatasetHandler = (ctx: OrganizationContext<T.CloneDatasetData>) => Promise<Reply<T.CloneDatasetResponses, 200>>;
+export type CloneTopicHandler = (ctx: DatasetContext<T.CloneTopicData>) => Promise<Reply<T.CloneTopicResponses, 200>>;
 export type CountChunksHandler = (ctx: DatasetContext<T.CountChunksData>) => Promise<Reply<T.CountChunksResponses, 200>>;
 export type CountGroupChunksHandler = (ctx: DatasetContext<T.CountGroupChunksData>) => Promise<Reply<T.CountGroupChunksResponses, 200>>;
 export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserData>) => Promise<Reply<T.CreateApiOnlyUserResponses, 200>>;
@@ -22,6 +23,7 @@ export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
 export type CreatePresignedUrlForCsvJsonlHandler = (ctx: DatasetContext<T.CreatePresignedUrlForCsvJsonlData>) => Promise<Reply<T.CreatePresignedUrlForCsvJsonlResponses, 200>>;
+export type CreateTopicHandler = (ctx: DatasetContext<T.CreateTopicData>) => Promise<Reply<T.CreateTopicResponses, 200>>;
 export type DeleteChunkHandler = (ctx: DatasetContext<T.DeleteChunkData>) => Promise<Reply<T.DeleteChunkResponses, 204>>;
 export type DeleteChunkByTrackingIdHandler = (ctx: DatasetContext<T.DeleteChunkByTrackingIdData>) => Promise<Reply<T.DeleteChunkByTrackingIdResponses, 204>>;
 export type DeleteChunkGroupHandler = (ctx: DatasetContext<T.DeleteChunkGroupData>) => Promise<Reply<T.DeleteChunkGroupResponses, 204>>;
@@ -32,8 +34,10 @@ export type DeleteGroupByTrackingIdHandler = (ctx: DatasetContext<T.DeleteGroupB
 export type DeleteInvitationHandler = (ctx: OrganizationContext<T.DeleteInvitationData>) => Promise<Reply<T.DeleteInvitationResponses, 204>>;
 export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrganizationData>) => Promise<Reply<T.DeleteOrganizationResponses, 204>>;
 export type DeleteOrganizationApiKeyHandler = (ctx: OrganizationContext<T.DeleteOrganizationApiKeyData>) => Promise<Reply<T.DeleteOrganizationApiKeyResponses, 204>>;
+export type DeleteTopicHandler = (ctx: DatasetContext<T.DeleteTopicData>) => Promise<Reply<T.DeleteTopicResponses, 204>>;
 export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
+export type GetAllTopicsForOwnerIdHandler = (ctx: DatasetContext<T.GetAllTopicsForOwnerIdData>) => Promise<Reply<T.GetAllTopicsForOwnerIdResponses, 200>>;
 export type GetChunkByIdHandler = (ctx: DatasetContext<T.GetChunkByIdData>) => Promise<Reply<T.GetChunkByIdResponses, 200>>;
 export type GetChunkByTrackingIdHandler = (ctx: DatasetContext<T.GetChunkByTrackingIdData>) => Promise<Reply<T.GetChunkByTrackingIdResponses, 200>>;
 export type GetChunkGroupHandler = (ctx: DatasetContext<T.GetChunkGroupData>) => Promise<Reply<T.GetChunkGroupResponses, 200>>;
@@ -78,6 +82,7 @@ export type UpdateChunkByTrackingIdHandler = (ctx: DatasetContext<T.UpdateChunkB
 export type UpdateChunkGroupHandler = (ctx: DatasetContext<T.UpdateChunkGroupData>) => Promise<Reply<T.UpdateChunkGroupResponses, 204>>;
 export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
 export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
+export type UpdateTopicHandler = (ctx: DatasetContext<T.UpdateTopicData>) => Promise<Reply<T.UpdateTopicResponses, 204>>;
 export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => Promise<Reply<T.UpdateUserResponses, 204>>;
 export type UploadFileHandlerHandler = (ctx: DatasetContext<T.UploadFileHandlerData>) => Promise<Reply<T.UploadFileHandlerResponses, 200>>;
 export type UploadHtmlPageHandler = (ctx: PublicContext<T.UploadHtmlPageData>) => Promise<Reply<T.UploadHtmlPageResponses, 204>>;
@@ -92,6 +97,7 @@ export interface Handlers {
   bulk_delete_chunk: BulkDeleteChunkHandler;
   clear_dataset: ClearDatasetHandler;
   clone_dataset: CloneDatasetHandler;
+  clone_topic: CloneTopicHandler;
   count_chunks: CountChunksHandler;
   count_group_chunks: CountGroupChunksHandler;
   create_api_only_user: CreateApiOnlyUserHandler;
@@ -101,6 +107,7 @@ export interface Handlers {
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
   create_presigned_url_for_csv_jsonl: CreatePresignedUrlForCsvJsonlHandler;
+  create_topic: CreateTopicHandler;
   delete_chunk: DeleteChunkHandler;
   delete_chunk_by_tracking_id: DeleteChunkByTrackingIdHandler;
   delete_chunk_group: DeleteChunkGroupHandler;
@@ -111,8 +118,10 @@ export interface Handlers {
   delete_invitation: DeleteInvitationHandler;
   delete_organization: DeleteOrganizationHandler;
   delete_organization_api_key: DeleteOrganizationApiKeyHandler;
+  delete_topic: DeleteTopicHandler;
   delete_user_api_key: DeleteUserApiKeyHandler;
   get_all_tags: GetAllTagsHandler;
+  get_all_topics_for_owner_id: GetAllTopicsForOwnerIdHandler;
   get_chunk_by_id: GetChunkByIdHandler;
   get_chunk_by_tracking_id: GetChunkByTrackingIdHandler;
   get_chunk_group: GetChunkGroupHandler;
@@ -157,6 +166,7 @@ export interface Handlers {
   update_chunk_group: UpdateChunkGroupHandler;
   update_dataset: UpdateDatasetHandler;
   update_organization: UpdateOrganizationHandler;
+  update_topic: UpdateTopicHandler;
   update_user: UpdateUserHandler;
   upload_file_handler: UploadFileHandlerHandler;
   upload_html_page: UploadHtmlPageHandler;
@@ -172,6 +182,7 @@ export const operations = {
   bulk_delete_chunk: { method: 'delete', path: '/api/chunk', role: 1, scope: 'dataset' },
   clear_dataset: { method: 'put', path: '/api/dataset/clear/{dataset_id}', role: 2, scope: 'dataset' },
   clone_dataset: { method: 'post', path: '/api/dataset/clone', role: 2, scope: 'organization' },
+  clone_topic: { method: 'post', path: '/api/topic/clone', role: 1, scope: 'dataset' },
   count_chunks: { method: 'post', path: '/api/chunk/count', role: 0, scope: 'dataset' },
   count_group_chunks: { method: 'post', path: '/api/chunk_group/count', role: 0, scope: 'dataset' },
   create_api_only_user: { method: 'post', path: '/api/auth/create_api_only_user', role: 0, scope: 'none' },
@@ -181,6 +192,7 @@ export const operations = {
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
   create_presigned_url_for_csv_jsonl: { method: 'post', path: '/api/file/csv_or_jsonl', role: 1, scope: 'dataset' },
+  create_topic: { method: 'post', path: '/api/topic', role: 1, scope: 'dataset' },
   delete_chunk: { method: 'delete', path: '/api/chunk/{chunk_id}', role: 1, scope: 'dataset' },
   delete_chunk_by_tracking_id: { method: 'delete', path: '/api/chunk/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_chunk_group: { method: 'delete', path: '/api/chunk_group/{group_id}', role: 1, scope: 'dataset' },
@@ -191,8 +203,10 @@ export const operations = {
   delete_invitation: { method: 'delete', path: '/api/invitation/{invitation_id}', role: 1, scope: 'organization' },
   delete_organization: { method: 'delete', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
   delete_organization_api_key: { method: 'delete', path: '/api/organization/api_key/{api_key_id}', role: 0, scope: 'organization' },
+  delete_topic: { method: 'delete', path: '/api/topic/{topic_id}', role: 1, scope: 'dataset' },
   delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
+  get_all_topics_for_owner_id: { method: 'get', path: '/api/topic/owner/{owner_id}', role: 1, scope: 'dataset' },
   get_chunk_by_id: { method: 'get', path: '/api/chunk/{chunk_id}', role: 0, scope: 'dataset' },
   get_chunk_by_tracking_id: { method: 'get', path: '/api/chunk/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
   get_chunk_group: { method: 'get', path: '/api/chunk_group/{group_id}', role: 0, scope: 'dataset' },
@@ -237,6 +251,7 @@ export const operations = {
   update_chunk_group: { method: 'put', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
   update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
+  update_topic: { method: 'put', path: '/api/topic', role: 1, scope: 'dataset' },
   update_user: { method: 'put', path: '/api/user', role: 0, scope: 'organization' },
   upload_file_handler: { method: 'post', path: '/api/file', role: 1, scope: 'dataset' },
   upload_html_page: { method: 'post', path: '/api/file/html_page', role: null, scope: 'none' },

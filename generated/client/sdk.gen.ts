@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
+import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CloneTopicData, CloneTopicErrors, CloneTopicResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, CreateTopicData, CreateTopicErrors, CreateTopicResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteTopicData, DeleteTopicErrors, DeleteTopicResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetAllTopicsForOwnerIdData, GetAllTopicsForOwnerIdErrors, GetAllTopicsForOwnerIdResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateTopicData, UpdateTopicErrors, UpdateTopicResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -950,6 +950,73 @@ export const getOrganizationUsage = <ThrowOnError extends boolean = false>(optio
 export const getOrganizationUsers = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationUsersData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationUsersResponses, GetOrganizationUsersErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/organization/users/{organization_id}',
+    ...options
+});
+
+/**
+ * Start a topic
+ *
+ * Creates a topic, the memory of one conversation, in the dataset of `SVC-Dataset` for the owner given (any id of the caller's choosing, such as the id of a user of the caller's application). Without a `name`, the topic is named after `first_user_message`, its first line cut to at most 100 characters at a word boundary, or "New topic" when neither is given. The first message is not stored; it names the topic only (messages are sent with the Message operations).
+ */
+export const createTopic = <ThrowOnError extends boolean = false>(options: Options<CreateTopicData, ThrowOnError>) => (options.client ?? client).post<CreateTopicResponses, CreateTopicErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/topic',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Rename a topic
+ *
+ * Gives a topic of the dataset a new name.
+ */
+export const updateTopic = <ThrowOnError extends boolean = false>(options: Options<UpdateTopicData, ThrowOnError>) => (options.client ?? client).put<UpdateTopicResponses, UpdateTopicErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/topic',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a topic
+ *
+ * Deletes a topic of the dataset and every message in it.
+ */
+export const deleteTopic = <ThrowOnError extends boolean = false>(options: Options<DeleteTopicData, ThrowOnError>) => (options.client ?? client).delete<DeleteTopicResponses, DeleteTopicErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/topic/{topic_id}',
+    ...options
+});
+
+/**
+ * Copy a topic for an owner
+ *
+ * Makes a new topic of the dataset for `owner_id` holding copies of every message of the topic named, in their order; the new topic has `name` when given, else the name of the one copied. The copy is made in one transaction.
+ */
+export const cloneTopic = <ThrowOnError extends boolean = false>(options: Options<CloneTopicData, ThrowOnError>) => (options.client ?? client).post<CloneTopicResponses, CloneTopicErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/topic/clone',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an owner's topics
+ *
+ * The dataset's topics of the owner, the most recently changed first (then by id).
+ */
+export const getAllTopicsForOwnerId = <ThrowOnError extends boolean = false>(options: Options<GetAllTopicsForOwnerIdData, ThrowOnError>) => (options.client ?? client).get<GetAllTopicsForOwnerIdResponses, GetAllTopicsForOwnerIdErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/topic/owner/{owner_id}',
     ...options
 });
 

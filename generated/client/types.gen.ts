@@ -381,6 +381,21 @@ export type CloneDatasetRequest = {
     clone_chunks?: boolean | null;
 };
 
+export type CloneTopicReqPayload = {
+    /**
+     * The topic to copy.
+     */
+    topic_id: string;
+    /**
+     * The owner of the copy.
+     */
+    owner_id: string;
+    /**
+     * The copy's name; the copied topic's name when missing or blank.
+     */
+    name?: string | null;
+};
+
 export type ConditionType = FieldCondition | HasChunkIdCondition;
 
 /**
@@ -685,6 +700,25 @@ export type CreateSingleChunkGroupReqPayload = {
      * When a group of the dataset already has this `tracking_id`, replace its fields instead of refusing the request.
      */
     upsert_by_tracking_id?: boolean | null;
+};
+
+export type CreateTopicReqPayload = {
+    /**
+     * Whose topic it is, an id of the caller's choosing.
+     */
+    owner_id: string;
+    /**
+     * The topic's name; when missing or blank, one is made from `first_user_message`.
+     */
+    name?: string | null;
+    /**
+     * The conversation's first question, which names the topic when `name` is missing.
+     */
+    first_user_message?: string | null;
+    /**
+     * Any JSON value the caller keeps with the topic.
+     */
+    metadata?: unknown;
 };
 
 /**
@@ -2312,6 +2346,19 @@ export type ToolConfiguration = {
     query_tool_options?: QueryToolOptions | null;
 };
 
+export type Topic = {
+    id: string;
+    name: string;
+    /**
+     * Always false; a deleted topic is gone.
+     */
+    deleted: boolean;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    dataset_id: string;
+    owner_id: string;
+};
+
 /**
  * The organization's plan, fixed or usage based.
  */
@@ -2478,6 +2525,17 @@ export type UpdateOrganizationReqPayload = {
         FAVICON_URL?: string;
         [key: string]: string | undefined;
     } | null;
+};
+
+export type UpdateTopicReqPayload = {
+    /**
+     * The topic to rename.
+     */
+    topic_id: string;
+    /**
+     * Its new name.
+     */
+    name: string;
 };
 
 export type UpdateUserReqPayload = {
@@ -6433,6 +6491,255 @@ export type GetOrganizationUsersResponses = {
 };
 
 export type GetOrganizationUsersResponse = GetOrganizationUsersResponses[keyof GetOrganizationUsersResponses];
+
+export type CreateTopicData = {
+    body: CreateTopicReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/topic';
+};
+
+export type CreateTopicErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type CreateTopicError = CreateTopicErrors[keyof CreateTopicErrors];
+
+export type CreateTopicResponses = {
+    /**
+     * The new topic.
+     */
+    200: Topic;
+};
+
+export type CreateTopicResponse = CreateTopicResponses[keyof CreateTopicResponses];
+
+export type UpdateTopicData = {
+    body: UpdateTopicReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/topic';
+};
+
+export type UpdateTopicErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type UpdateTopicError = UpdateTopicErrors[keyof UpdateTopicErrors];
+
+export type UpdateTopicResponses = {
+    /**
+     * The topic is renamed.
+     */
+    204: void;
+};
+
+export type UpdateTopicResponse = UpdateTopicResponses[keyof UpdateTopicResponses];
+
+export type DeleteTopicData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The topic to delete.
+         */
+        topic_id: string;
+    };
+    query?: never;
+    url: '/api/topic/{topic_id}';
+};
+
+export type DeleteTopicErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteTopicError = DeleteTopicErrors[keyof DeleteTopicErrors];
+
+export type DeleteTopicResponses = {
+    /**
+     * The topic and its messages are deleted.
+     */
+    204: void;
+};
+
+export type DeleteTopicResponse = DeleteTopicResponses[keyof DeleteTopicResponses];
+
+export type CloneTopicData = {
+    body: CloneTopicReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/topic/clone';
+};
+
+export type CloneTopicErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type CloneTopicError = CloneTopicErrors[keyof CloneTopicErrors];
+
+export type CloneTopicResponses = {
+    /**
+     * The new topic.
+     */
+    200: Topic;
+};
+
+export type CloneTopicResponse = CloneTopicResponses[keyof CloneTopicResponses];
+
+export type GetAllTopicsForOwnerIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The owner whose topics to list.
+         */
+        owner_id: string;
+    };
+    query?: never;
+    url: '/api/topic/owner/{owner_id}';
+};
+
+export type GetAllTopicsForOwnerIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetAllTopicsForOwnerIdError = GetAllTopicsForOwnerIdErrors[keyof GetAllTopicsForOwnerIdErrors];
+
+export type GetAllTopicsForOwnerIdResponses = {
+    /**
+     * The owner's topics (none is an empty list).
+     */
+    200: Array<Topic>;
+};
+
+export type GetAllTopicsForOwnerIdResponse = GetAllTopicsForOwnerIdResponses[keyof GetAllTopicsForOwnerIdResponses];
 
 export type UpdateUserData = {
     body: UpdateUserReqPayload;

@@ -10,6 +10,7 @@ import * as file from './file.js';
 import * as health from './health.js';
 import * as invitation from './invitation.js';
 import * as organization from './organization.js';
+import * as topic from './topic.js';
 import * as user from './user.js';
 
 export const handlers: Handlers = {
@@ -24,4 +25,5 @@ export const handlers: Handlers = {
   ...file,
   ...crawl,
   ...analytics,
+  ...topic,
 };

@@ -58,6 +58,7 @@ describe(`store (${mode})`, () => {
       '020_held_vector_indexes',
       '021_bm25_statistics_function',
       '022_tag_changes',
+      '023_topics',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

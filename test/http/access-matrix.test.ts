@@ -38,6 +38,12 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
   target.chunk_id = await seedChunk(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.group_id = await seedGroup(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.file_id = await seedFile(db, dataset.id);
+  const [topic] = await db('topics')
+    .insert({ dataset_id: dataset.id, owner_id: `${name}-owner`, name: 'Topic' })
+    .returning('id');
+  target.topic_id = topic.id;
+  target.owner_id = `${name}-owner`;
+  await db('messages').insert({ topic_id: topic.id, dataset_id: dataset.id, sort_order: 0, role: 'user', content: 'Hello' });
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
@@ -63,6 +69,8 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
       .whereIn('chunk_groups.dataset_id', ids)
       .orderBy('chunk_id'),
     files: await db('files').whereIn('dataset_id', ids).orderBy('id'),
+    topics: await db('topics').whereIn('dataset_id', ids).orderBy('id'),
+    messages: await db('messages').whereIn('dataset_id', ids).orderBy('id'),
   };
   for (const [table, column] of [
     ['user_organizations', 'organization_id'],
@@ -97,6 +105,9 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     update_user: { role: 0 },
     split_html_content: { chunk_html: '<h1>Intro</h1><p>Text.</p>' },
     create_api_only_user: { user_email: 'newcomer@example.com', user_name: 'Newcomer' },
+    create_topic: { owner_id: 'intruder' },
+    update_topic: { topic_id: ids.topic_id, name: 'renamed' },
+    clone_topic: { topic_id: ids.topic_id, owner_id: 'intruder' },
   };
   return bodies[operationId] ?? {};
 }
@@ -130,9 +141,11 @@ describe("a foreign organization's owner key is refused on every route", () => {
     expect(await snapshotOf(a.organization_id)).toEqual(before);
   });
 
-  // Routes whose only path parameters are tracking ids or pages address records through the scoping
-  // header (B's own here), so only routes with ids of A in the path are exercised this way.
-  const addressesByPathId = (path: string) => (path.match(/\{([^}]+)\}/g) ?? []).some((p) => !p.includes('tracking_id') && p !== '{page}');
+  // Routes whose only path parameters are tracking ids, owner ids (names of the caller's choosing) or
+  // pages address records through the scoping header (B's own here), so only routes with ids of A in
+  // the path are exercised this way.
+  const addressesByPathId = (path: string) =>
+    (path.match(/\{([^}]+)\}/g) ?? []).some((p) => !p.includes('tracking_id') && p !== '{owner_id}' && p !== '{page}');
 
   it.each(ops.filter(([id, op]) => !callerOnly.has(id) && addressesByPathId(op.path)))(
     "%s with B's own headers and A's ids in the path",

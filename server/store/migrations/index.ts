@@ -22,6 +22,7 @@ import * as m019 from './019_vector_changes.js';
 import * as m020 from './020_held_vector_indexes.js';
 import * as m021 from './021_bm25_statistics_function.js';
 import * as m022 from './022_tag_changes.js';
+import * as m023 from './023_topics.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '020_held_vector_indexes': m020,
   '021_bm25_statistics_function': m021,
   '022_tag_changes': m022,
+  '023_topics': m023,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
