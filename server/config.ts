@@ -56,6 +56,9 @@ const schema = z
     EMBEDDING_API_KEY: optionalText,
     RERANKER_BASE_URL: url(['http:', 'https:']).optional(),
     RERANKER_API_KEY: optionalText,
+    LLM_BASE_URL: url(['http:', 'https:']).optional(),
+    LLM_API_KEY: optionalText,
+    LLM_DEFAULT_MODEL: optionalText,
     OUTBOUND_ALLOW_PRIVATE: z
       .string()
       .transform((v, ctx) => {
@@ -75,7 +78,7 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['TYPESENSE_API_KEY'], message: 'is required when TYPESENSE_URL is set' });
     }
     // An instance key is sent only to the endpoint it belongs to, which must therefore be named.
-    for (const kind of ['EMBEDDING', 'RERANKER'] as const) {
+    for (const kind of ['EMBEDDING', 'RERANKER', 'LLM'] as const) {
       if (env[`${kind}_API_KEY`] && !env[`${kind}_BASE_URL`]) {
         ctx.addIssue({
           code: 'custom',
@@ -94,10 +97,12 @@ export interface Config {
   dataDir: string;
   adminApiKey: string | null;
   /**
-   * Requests to URLs that configuration names: the operator's own embedding and reranking
+   * Requests to URLs that configuration names: the operator's own embedding, reranking and LLM
    * endpoints with their keys, and the private addresses tenants' URLs may reach.
    */
   outbound: OutboundSettings;
+  /** The model of LLM_BASE_URL that a dataset naming none uses. */
+  llmDefaultModel: string | null;
   /** Signs file links and crawl secrets instead of the secret kept in the database; null: that one. */
   urlSigningSecret: string | null;
   jsonBodyLimit: string;
@@ -140,7 +145,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       allowPrivate: env.OUTBOUND_ALLOW_PRIVATE ?? [],
       embedding: env.EMBEDDING_BASE_URL ? { baseUrl: env.EMBEDDING_BASE_URL, apiKey: env.EMBEDDING_API_KEY ?? null } : null,
       reranker: env.RERANKER_BASE_URL ? { baseUrl: env.RERANKER_BASE_URL, apiKey: env.RERANKER_API_KEY ?? null } : null,
+      llm: env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY ?? null } : null,
     },
+    llmDefaultModel: env.LLM_DEFAULT_MODEL ?? null,
     urlSigningSecret: env.URL_SIGNING_SECRET ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,
     fileUploadLimit: sizeInBytes(env.FILE_UPLOAD_LIMIT),
@@ -158,7 +165,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The variables that hold secrets; DATABASE_URL's password is one too. */
-const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'TYPESENSE_API_KEY', 'URL_SIGNING_SECRET'] as const;
+const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'LLM_API_KEY', 'TYPESENSE_API_KEY', 'URL_SIGNING_SECRET'] as const;
 
 /** The secret values an environment holds, for the logger to strip from every line it writes. */
 export function secretValues(source: NodeJS.ProcessEnv = process.env): string[] {

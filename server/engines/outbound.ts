@@ -1,8 +1,9 @@
-// Every request the service sends to a URL that configuration names (embedding and reranking
-// endpoints, webhooks; later LLMs and crawls) goes through outboundFetch, which holds two rules:
+// Every request the service sends to a URL that configuration names (embedding, reranking and LLM
+// endpoints, webhooks; later crawls) goes through outboundFetch, which holds two rules:
 //
-// - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY) go only to the endpoint the
-//   operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL): a request is given a key
+// - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY, LLM_API_KEY) go only to the
+//   endpoint the operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL,
+//   LLM_BASE_URL): a request is given a key
 //   only when its URL lies under that endpoint, checked again at every redirect. Those endpoints
 //   are reached wherever they are, for the use they are configured for.
 // - Any other URL is a tenant's choice, so it may not reach private, loopback, link-local or other
@@ -30,10 +31,12 @@ export interface OutboundSettings {
   embedding: InstanceEndpoint | null;
   /** RERANKER_BASE_URL with RERANKER_API_KEY. */
   reranker: InstanceEndpoint | null;
+  /** LLM_BASE_URL with LLM_API_KEY. */
+  llm: InstanceEndpoint | null;
 }
 
 /** Refuses every non-public address and knows no instance endpoint. */
-export const STRICT_OUTBOUND: OutboundSettings = Object.freeze({ allowPrivate: [], embedding: null, reranker: null });
+export const STRICT_OUTBOUND: OutboundSettings = Object.freeze({ allowPrivate: [], embedding: null, reranker: null, llm: null });
 
 export const ALLOW_PRIVATE_SETTING = 'OUTBOUND_ALLOW_PRIVATE';
 
@@ -57,10 +60,14 @@ export interface OutboundInit {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** For the whole exchange, redirects included. */
+  /** For the whole exchange, redirects included; with `streaming`, until the answer's headers. */
   timeoutMs: number;
+  /** The body is read as it comes, for as long as it takes (a model's streamed answer). */
+  streaming?: boolean;
+  /** Ends the exchange, the body's reading included (the caller went away). */
+  signal?: AbortSignal;
   /** The use: under this instance endpoint, the URL gets its key and may be a private address. */
-  credential?: 'embedding' | 'reranker';
+  credential?: 'embedding' | 'reranker' | 'llm';
 }
 
 const MAX_REDIRECTS = 5;
@@ -72,7 +79,14 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  */
 export async function outboundFetch(settings: OutboundSettings, url: string | URL, init: OutboundInit): Promise<Response> {
   const policy = policyOf(settings);
-  const signal = AbortSignal.timeout(init.timeoutMs);
+  // Ends the exchange: the caller's signal, or the time running out (with `streaming`, only until
+  // the headers are in: a streamed answer is read for as long as it takes).
+  const ended = new AbortController();
+  const timer = setTimeout(() => ended.abort(new DOMException(`no answer within ${init.timeoutMs} ms`, 'TimeoutError')), init.timeoutMs);
+  timer.unref();
+  if (init.signal?.aborted) ended.abort(init.signal.reason);
+  else init.signal?.addEventListener('abort', () => ended.abort(init.signal?.reason), { once: true });
+  const signal = ended.signal;
   let target = httpUrl(url);
   let method = init.method ?? 'GET';
   let body = init.body;
@@ -87,10 +101,13 @@ export async function outboundFetch(settings: OutboundSettings, url: string | UR
     try {
       response = await fetch(target, { method, headers, body, redirect: 'manual', signal, dispatcher: trusted ? policy.open : policy.guarded });
     } catch (error) {
-      throw failureOf(error, init.timeoutMs);
+      throw init.signal?.aborted ? new OutboundUnreachableError('the request was cancelled') : failureOf(error, init.timeoutMs);
     }
     const location = response.headers.get('location');
-    if (!REDIRECT_STATUSES.has(response.status) || !location) return response;
+    if (!REDIRECT_STATUSES.has(response.status) || !location) {
+      if (init.streaming) clearTimeout(timer);
+      return response;
+    }
     await response.body?.cancel();
     if (hop === MAX_REDIRECTS) throw new OutboundRefusedError(`redirected more than ${MAX_REDIRECTS} times`);
     target = httpUrl(new URL(location, target), true);

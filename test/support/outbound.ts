@@ -6,4 +6,4 @@ import type { OutboundSettings } from '../../server/engines/outbound.js';
 export const ALLOW_LOCAL_STAND_INS = { OUTBOUND_ALLOW_PRIVATE: '127.0.0.1' } as const;
 
 /** The same, for a seam used directly: stand-ins as tenants' URLs, no instance endpoint. */
-export const localStandIns: OutboundSettings = Object.freeze({ allowPrivate: ['127.0.0.1'], embedding: null, reranker: null });
+export const localStandIns: OutboundSettings = Object.freeze({ allowPrivate: ['127.0.0.1'], embedding: null, reranker: null, llm: null });

@@ -17,7 +17,7 @@ describe('loadConfig', () => {
     expect(config.adminApiKey).toBeNull();
     expect(config.fileUploadLimit).toBe(1024 ** 3);
     expect(config.publicUrl).toBeNull();
-    expect(config.outbound).toEqual({ allowPrivate: [], embedding: null, reranker: null });
+    expect(config.outbound).toEqual({ allowPrivate: [], embedding: null, reranker: null, llm: null });
   });
 
   it('binds the instance keys to the endpoints the operator names, and reads the private addresses allowed', () => {
@@ -25,20 +25,32 @@ describe('loadConfig', () => {
       EMBEDDING_BASE_URL: 'https://embed.example.com/v1',
       EMBEDDING_API_KEY: 'embed-key',
       RERANKER_BASE_URL: 'http://10.0.0.5:8080',
+      LLM_BASE_URL: 'https://llm.example.com/v1',
+      LLM_API_KEY: 'llm-key',
+      LLM_DEFAULT_MODEL: 'small-model',
       OUTBOUND_ALLOW_PRIVATE: ' 127.0.0.1, 10.0.0.0/8 ,fd00::/8,embeddings.internal ',
     });
     expect(config.outbound).toEqual({
       allowPrivate: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', 'embeddings.internal'],
       embedding: { baseUrl: 'https://embed.example.com/v1', apiKey: 'embed-key' },
       reranker: { baseUrl: 'http://10.0.0.5:8080', apiKey: null },
+      llm: { baseUrl: 'https://llm.example.com/v1', apiKey: 'llm-key' },
     });
+    expect(config.llmDefaultModel).toBe('small-model');
+    expect(() => loadConfig({ LLM_API_KEY: 'llm-key' })).toThrow(/LLM_API_KEY.*LLM_BASE_URL/);
     expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: '*' }).outbound.allowPrivate).toEqual(['*']);
   });
 
   it('lists the secret values of an environment, for the logger to strip', () => {
-    expect(secretValues({ ADMIN_API_KEY: 'admin-secret-123456', TYPESENSE_API_KEY: 'ts', DATABASE_URL: 'postgres://u:p%40ss@h/db', PORT: '1' }).sort()).toEqual(
-      ['admin-secret-123456', 'p%40ss', 'p@ss', 'ts'],
-    );
+    expect(
+      secretValues({
+        ADMIN_API_KEY: 'admin-secret-123456',
+        LLM_API_KEY: 'llm-secret',
+        TYPESENSE_API_KEY: 'ts',
+        DATABASE_URL: 'postgres://u:p%40ss@h/db',
+        PORT: '1',
+      }).sort(),
+    ).toEqual(['admin-secret-123456', 'llm-secret', 'p%40ss', 'p@ss', 'ts']);
   });
 
   it('reads the upload limit and the public address', () => {

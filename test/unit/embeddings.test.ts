@@ -69,9 +69,9 @@ describe('OpenAI-compatible endpoint', () => {
 
   const settings = () => ({ EMBEDDING_BASE_URL: baseUrl, EMBEDDING_MODEL_NAME: 'stand-in', EMBEDDING_SIZE: 4, EMBEDDING_QUERY_PREFIX: 'query: ' });
   /** The stand-in as a tenant's URL, on a loopback address the operator allows. */
-  const tenant: OutboundSettings = { allowPrivate: ['127.0.0.1'], embedding: null, reranker: null };
+  const tenant: OutboundSettings = { allowPrivate: ['127.0.0.1'], embedding: null, reranker: null, llm: null };
   /** The stand-in as the operator's EMBEDDING_BASE_URL, with the instance key. */
-  const operator = (): OutboundSettings => ({ allowPrivate: [], embedding: { baseUrl, apiKey: 'instance-key' }, reranker: null });
+  const operator = (): OutboundSettings => ({ allowPrivate: [], embedding: { baseUrl, apiKey: 'instance-key' }, reranker: null, llm: null });
   const embedder = (outbound = tenant) => embedderFor(settings(), outbound);
 
   it("batches, keeps order, sends the instance key to the operator's endpoint, and prefixes queries", async () => {

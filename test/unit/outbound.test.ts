@@ -23,6 +23,12 @@ beforeAll(async () => {
     const redirect = /\/redirect\/(\d+)\?to=(.*)$/.exec(req.url ?? '');
     if (redirect) return res.writeHead(Number(redirect[1]), { location: decodeURIComponent(redirect[2]) }).end();
     if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
+    // Headers at once, then the body in two parts 300 ms apart (a model streaming its answer).
+    if (req.url === '/trickle') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).write('first ');
+      setTimeout(() => res.end('second'), 300);
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -37,6 +43,7 @@ const settings = (allowPrivate: string[], more: Partial<OutboundSettings> = {}):
   allowPrivate,
   embedding: null,
   reranker: null,
+  llm: null,
   ...more,
 });
 const get = (outbound: OutboundSettings, url: string, credential?: 'embedding' | 'reranker') => outboundFetch(outbound, url, { timeoutMs: 5000, credential });
@@ -178,5 +185,22 @@ describe('failures', () => {
       slow.closeAllConnections();
       slow.close();
     }
+  });
+
+  it('stop reading a body at the timeout, unless it is streamed; the caller can end either', async () => {
+    const url = `http://127.0.0.1:${port}/trickle`;
+    const whole = await outboundFetch(settings(['*']), url, { timeoutMs: 150 });
+    await expect(whole.text()).rejects.toThrow();
+    const streamed = await outboundFetch(settings(['*']), url, { timeoutMs: 150, streaming: true });
+    expect(await streamed.text()).toBe('first second');
+
+    const caller = new AbortController();
+    const cancelled = await outboundFetch(settings(['*']), url, { timeoutMs: 5000, streaming: true, signal: caller.signal });
+    const reading = cancelled.text();
+    caller.abort();
+    await expect(reading).rejects.toThrow();
+    await expect(outboundFetch(settings(['*']), url, { timeoutMs: 5000, signal: caller.signal })).rejects.toThrow(
+      new OutboundUnreachableError('the request was cancelled'),
+    );
   });
 });
