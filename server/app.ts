@@ -1,6 +1,6 @@
 // The HTTP application: JSON parsing, request validation against the bundled contract, access
 // rules, one route per operation, and one error body `{message}` for every failure.
-import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types.js';
 import contract from '../generated/openapi.json' with { type: 'json' };
@@ -8,6 +8,7 @@ import { operations, type Handlers, type OperationFacts } from '../generated/han
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { grantAccess, type Access } from './auth/access.js';
+import { TextStream } from './context.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
 import { httpLogOptions, withoutSecretParams } from './log.js';
@@ -83,7 +84,7 @@ function authorize(services: Services): RequestHandler {
   };
 }
 
-type AnyHandler = (ctx: Record<string, unknown>) => Promise<{ status: number; body?: unknown }>;
+type AnyHandler = (ctx: Record<string, unknown>) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
 
 function dispatch(services: Services, handlers: Handlers): RequestHandler {
   return async (req, res, next) => {
@@ -91,6 +92,10 @@ function dispatch(services: Services, handlers: Handlers): RequestHandler {
     if (!openapi) return next();
     const handler = handlers[openapi.schema.operationId] as unknown as AnyHandler;
     const access = accessOf(req).value;
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const reply = await handler({
       body: req.body,
       path: openapi.pathParams,
@@ -100,10 +105,32 @@ function dispatch(services: Services, handlers: Handlers): RequestHandler {
       caller: access?.caller,
       organizationId: access?.organizationId,
       dataset: access?.dataset,
+      signal: gone.signal,
     });
-    if (reply.body === undefined) res.status(reply.status).end();
-    else res.status(reply.status).json(reply.body);
+    res.status(reply.status).set(reply.headers ?? {});
+    if (reply.body instanceof TextStream) await sendStream(res, reply.body);
+    else if (reply.body === undefined) res.end();
+    else res.json(reply.body);
   };
+}
+
+/**
+ * Writes the stream's parts as they come. A failure once the first part is out cannot change the
+ * status any more: the connection is cut, so the client sees an answer that did not end rather
+ * than a complete one.
+ */
+async function sendStream(res: Response, stream: TextStream): Promise<void> {
+  res.type(stream.contentType);
+  res.flushHeaders();
+  try {
+    for await (const part of stream.parts) {
+      if (res.destroyed) return;
+      res.write(part);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
 }
 
 interface MatchedOperation {

@@ -18,6 +18,16 @@ export interface PublicContext<D extends RequestShape> {
   query: D['query'];
   headers: D['headers'];
   services: Services;
+  /** Aborted when the client goes away before the reply is over. */
+  signal: AbortSignal;
+}
+
+/** A text reply sent as it is made (a model's answer): each part is written as it comes. */
+export class TextStream {
+  constructor(
+    readonly parts: AsyncIterable<string>,
+    readonly contentType = 'text/plain; charset=utf-8',
+  ) {}
 }
 
 export interface CallerContext<D extends RequestShape> extends PublicContext<D> {

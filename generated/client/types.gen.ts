@@ -144,6 +144,11 @@ export type BulkDeleteChunkPayload = {
     filter: ChunkFilter;
 };
 
+export type ChatMessageProxy = {
+    role: RoleProxy;
+    content: string;
+};
+
 export type ChunkedContent = {
     /**
      * The headings above this piece, outermost first.
@@ -412,6 +417,13 @@ export type ContentChunkMetadata = {
     num_value?: number | null;
     weight: number;
     image_urls?: Array<string | null> | null;
+};
+
+export type ContextOptions = {
+    /**
+     * Give the model each chunk's link with its text.
+     */
+    include_links?: boolean | null;
 };
 
 export type CountChunkQueryResponseBody = {
@@ -1165,6 +1177,53 @@ export type FullTextBoost = {
     boost_factor: number;
 };
 
+export type GenerateOffChunksReqPayload = {
+    /**
+     * The conversation so far; its last message is the one answered.
+     */
+    prev_messages: Array<ChatMessageProxy>;
+    /**
+     * The chunks of the dataset to answer from, in the order the model reads them.
+     */
+    chunk_ids: Array<string>;
+    /**
+     * What precedes the final message; the dataset's `RAG_PROMPT` when missing, nothing when empty.
+     */
+    prompt?: string | null;
+    /**
+     * Stream the answer as text (the default), or send it whole as a JSON string.
+     */
+    stream_response?: boolean | null;
+    /**
+     * Accepted for compatibility; the chunks are given to the model as text.
+     */
+    highlight_results?: boolean | null;
+    temperature?: number | null;
+    frequency_penalty?: number | null;
+    presence_penalty?: number | null;
+    max_tokens?: number | null;
+    stop_tokens?: Array<string> | null;
+    model?: string | null;
+    /**
+     * Who asked, recorded with the RAG query.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON value recorded with the RAG query.
+     */
+    metadata?: unknown;
+    context_options?: ContextOptions | null;
+    image_config?: ImageConfig | null;
+    /**
+     * Images given to the model with the final message.
+     */
+    image_urls?: Array<string> | null;
+    /**
+     * Not supported yet (a 400 says so); the final message of `prev_messages` is answered.
+     */
+    audio_input?: string | null;
+};
+
 /**
  * A point on the globe.
  */
@@ -1375,6 +1434,17 @@ export type HighlightOptions = {
 };
 
 export type HighlightStrategy = 'exactmatch' | 'v1';
+
+export type ImageConfig = {
+    /**
+     * Give the model the images of each chunk (its `image_urls`).
+     */
+    use_images?: boolean | null;
+    /**
+     * At most this many images of each chunk (5 when missing).
+     */
+    images_per_chunk?: number | null;
+};
 
 /**
  * An invitation of an email to an organization.
@@ -1803,6 +1873,8 @@ export type ReRankOptions = 'semantic' | 'fulltext' | 'bm25' | 'cross_encoder';
  * The stored chunk for a single create, the list of stored chunks for a batch.
  */
 export type ReturnQueuedChunk = SingleQueuedChunkResponse | BatchQueuedChunkResponse;
+
+export type RoleProxy = 'system' | 'user' | 'assistant';
 
 export type ScoreChunk = {
     chunk: NewChunkMetadataTypes;
@@ -4166,6 +4238,57 @@ export type CountChunksResponses = {
 };
 
 export type CountChunksResponse = CountChunksResponses[keyof CountChunksResponses];
+
+export type GenerateOffChunksData = {
+    body: GenerateOffChunksReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/generate';
+};
+
+export type GenerateOffChunksErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GenerateOffChunksError = GenerateOffChunksErrors[keyof GenerateOffChunksErrors];
+
+export type GenerateOffChunksResponses = {
+    /**
+     * The model's answer, streamed as text or whole as a JSON string.
+     */
+    200: string;
+};
+
+export type GenerateOffChunksResponse = GenerateOffChunksResponses[keyof GenerateOffChunksResponses];
 
 export type GetRecommendedChunksData = {
     body: RecommendChunksRequest;

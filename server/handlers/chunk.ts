@@ -5,6 +5,8 @@ import { getChunk, getChunks, scrollChunks } from '../domain/chunks/read.js';
 import { chunkRecord, versionedChunkRecord, type ApiVersion } from '../domain/chunks/records.js';
 import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
+import { TextStream } from '../context.js';
+import { generateOffChunks } from '../domain/rag/generate.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { notFound } from '../errors.js';
@@ -115,3 +117,8 @@ export const get_recommended_chunks: H.GetRecommendedChunksHandler = async ({ bo
   status: 200,
   body: recommendChunksResponse(await recommendChunks(services, dataset, body), versionOf(headers)),
 });
+
+export const generate_off_chunks: H.GenerateOffChunksHandler = async ({ body, dataset, services, signal }) => {
+  const { queryId, answer } = await generateOffChunks(services, dataset, body, signal);
+  return { status: 200, body: typeof answer === 'string' ? answer : new TextStream(answer), headers: { 'SVC-QueryID': queryId } };
+};

@@ -1,0 +1,107 @@
+// RAG over chunks the caller chose (generate_off_chunks): the chunks' texts and the caller's
+// conversation go to the dataset's model; the answer comes back whole or as it is written, and is
+// recorded as a RAG query once complete. A streamed answer is begun before the reply is: a model
+// that fails before its first words is a 400, not a broken stream.
+import { randomUUID } from 'node:crypto';
+import type * as T from '../../../generated/client/types.gen.js';
+import { type ChatRequest, LlmError } from '../../engines/llm/index.js';
+import { badRequest, notFound } from '../../errors.js';
+import type { Services } from '../../services.js';
+import { datasetConfig } from '../datasetConfig.js';
+import type { DatasetRow } from '../datasets.js';
+import { datasetModel } from './endpoint.js';
+import { checkHallucinations } from './hallucinations.js';
+import { ragMessages, type SourceChunk, sourceText } from './prompt.js';
+import { recordRagQuery } from './records.js';
+
+interface ChunkRow extends SourceChunk {
+  id: string;
+  tracking_id: string | null;
+  metadata: unknown;
+}
+
+export interface RagAnswer {
+  queryId: string;
+  /** The whole answer, or its parts as the model writes them. */
+  answer: string | AsyncIterable<string>;
+}
+
+export async function generateOffChunks(services: Services, dataset: DatasetRow, body: T.GenerateOffChunksReqPayload, signal: AbortSignal): Promise<RagAnswer> {
+  if (body.audio_input != null) throw badRequest('audio_input is not supported yet: send the question as the last of prev_messages');
+  if (body.image_urls?.length || body.image_config?.use_images)
+    throw badRequest('images are not supported yet: leave out image_urls and image_config.use_images');
+  const chunks = await chosenChunks(services, dataset, body.chunk_ids);
+  const { chat, model } = datasetModel(services, dataset, body.model);
+  const config = datasetConfig(dataset);
+  const { messages, question } = ragMessages({
+    systemPrompt: config.SYSTEM_PROMPT,
+    ragPrompt: body.prompt ?? config.RAG_PROMPT,
+    chunks,
+    conversation: body.prev_messages,
+    includeLinks: body.context_options?.include_links ?? false,
+  });
+  const request: ChatRequest = {
+    model,
+    messages,
+    temperature: body.temperature ?? config.TEMPERATURE,
+    frequencyPenalty: body.frequency_penalty ?? config.FREQUENCY_PENALTY,
+    presencePenalty: body.presence_penalty ?? config.PRESENCE_PENALTY,
+    maxTokens: body.max_tokens ?? config.MAX_TOKENS,
+    stop: body.stop_tokens ?? config.STOP_TOKENS,
+  };
+  const queryId = randomUUID();
+  const record = (answer: string) => {
+    // What the answer may rest on: the chunks and the conversation.
+    const check = checkHallucinations(answer, [...chunks.map(sourceText), ...body.prev_messages.map((m) => m.content)]);
+    return recordRagQuery(services.store.db, {
+      id: queryId,
+      datasetId: dataset.id,
+      ragType: 'chosen_chunks',
+      userId: body.user_id,
+      userMessage: question,
+      llmResponse: answer,
+      results: chunks.map((c) => ({ id: c.id, tracking_id: c.tracking_id, chunk_html: c.chunk_html, link: c.link, metadata: c.metadata })),
+      topScore: 0,
+      hallucinationScore: check.score,
+      detectedHallucinations: check.detected,
+      metadata: body.metadata,
+    });
+  };
+
+  if (body.stream_response === false) {
+    const { content } = await chat.complete(request, signal).catch(asBadRequest);
+    await record(content);
+    return { queryId, answer: content };
+  }
+  const parts = chat.stream(request, signal)[Symbol.asyncIterator]();
+  const first = await parts.next().catch(asBadRequest);
+  return { queryId, answer: rest(first, parts, record) };
+}
+
+/** The stream from its first part on; recorded once it has ended whole. */
+async function* rest(first: IteratorResult<string>, parts: AsyncIterator<string>, record: (answer: string) => Promise<void>): AsyncIterable<string> {
+  let answer = '';
+  for (let next = first; !next.done; next = await parts.next()) {
+    answer += next.value;
+    yield next.value;
+  }
+  await record(answer);
+}
+
+/** The dataset's chunks of `ids`, in that order; 404 naming those it does not hold. */
+async function chosenChunks(services: Services, dataset: DatasetRow, ids: string[]): Promise<ChunkRow[]> {
+  const rows: ChunkRow[] = await services.store
+    .db('chunks')
+    .where({ dataset_id: dataset.id })
+    .whereIn('id', ids)
+    .select('id', 'tracking_id', 'chunk_html', 'link', 'metadata');
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = [...new Set(ids.filter((id) => !byId.has(id)))];
+  if (missing.length > 0)
+    throw notFound(`chunks not found in this dataset: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}`);
+  return ids.map((id) => byId.get(id)!);
+}
+
+function asBadRequest(error: unknown): never {
+  throw error instanceof LlmError ? badRequest(error.message) : error;
+}
