@@ -69,6 +69,7 @@ export type GetOrganizationUsersHandler = (ctx: OrganizationContext<T.GetOrganiz
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
 export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
 export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
+export type GetSuggestedQueriesHandler = (ctx: DatasetContext<T.GetSuggestedQueriesData>) => Promise<Reply<T.GetSuggestedQueriesResponses, 200>>;
 export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
@@ -154,6 +155,7 @@ export interface Handlers {
   get_rag_analytics: GetRagAnalyticsHandler;
   get_recommended_chunks: GetRecommendedChunksHandler;
   get_recommended_groups: GetRecommendedGroupsHandler;
+  get_suggested_queries: GetSuggestedQueriesHandler;
   get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
@@ -240,6 +242,7 @@ export const operations = {
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
   get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
   get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },
+  get_suggested_queries: { method: 'post', path: '/api/chunk/suggestions', role: 0, scope: 'dataset' },
   get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },

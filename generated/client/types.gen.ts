@@ -2398,6 +2398,29 @@ export type Subscription = {
     updated_at: Timestamp;
 };
 
+export type SuggestedQueriesReqPayload = {
+    /**
+     * What the suggestions start from; without it, a sample of the dataset's chunks.
+     */
+    query?: string | null;
+    search_type?: SearchMethod | null;
+    filters?: ChunkFilter | null;
+    suggestion_type?: SuggestType | null;
+    suggestions_to_create?: number | null;
+    /**
+     * What the person searching has in mind.
+     */
+    context?: string | null;
+    is_followup?: boolean | null;
+    is_ecommerce?: boolean | null;
+};
+
+export type SuggestedQueriesResponse = {
+    queries: Array<string>;
+};
+
+export type SuggestType = 'question' | 'keyword' | 'semantic';
+
 export type TagsWithCount = {
     tag: string;
     /**
@@ -4432,6 +4455,57 @@ export type SplitHtmlContentResponses = {
 };
 
 export type SplitHtmlContentResponse = SplitHtmlContentResponses[keyof SplitHtmlContentResponses];
+
+export type GetSuggestedQueriesData = {
+    body: SuggestedQueriesReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/chunk/suggestions';
+};
+
+export type GetSuggestedQueriesErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetSuggestedQueriesError = GetSuggestedQueriesErrors[keyof GetSuggestedQueriesErrors];
+
+export type GetSuggestedQueriesResponses = {
+    /**
+     * The suggested queries, at most as many as asked for.
+     */
+    200: SuggestedQueriesResponse;
+};
+
+export type GetSuggestedQueriesResponse = GetSuggestedQueriesResponses[keyof GetSuggestedQueriesResponses];
 
 export type DeleteChunkByTrackingIdData = {
     body?: never;

@@ -7,6 +7,7 @@ import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
 import { TextStream } from '../context.js';
 import { generateOffChunks } from '../domain/rag/generate.js';
+import { suggestedQueries } from '../domain/rag/suggestions.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { notFound } from '../errors.js';
@@ -122,3 +123,8 @@ export const generate_off_chunks: H.GenerateOffChunksHandler = async ({ body, da
   const { queryId, answer } = await generateOffChunks(services, dataset, body, signal);
   return { status: 200, body: typeof answer === 'string' ? answer : new TextStream(answer), headers: { 'SVC-QueryID': queryId } };
 };
+
+export const get_suggested_queries: H.GetSuggestedQueriesHandler = async ({ body, dataset, services, signal }) => ({
+  status: 200,
+  body: await suggestedQueries(services, dataset, body, signal),
+});

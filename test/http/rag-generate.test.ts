@@ -1,10 +1,11 @@
-// RAG over chosen chunks (generate_off_chunks) against a stand-in OpenAI-compatible model: the
-// prompt it is given, the answer streamed or whole, the RAG query recorded for analytics with its
-// hallucination check, the endpoint and model a dataset resolves to, and every failure a 4xx (or,
-// once streaming, a cut connection) with nothing recorded.
+// RAG over chosen chunks (generate_off_chunks) and suggested queries (get_suggested_queries)
+// against a stand-in OpenAI-compatible model: the prompt it is given, the answer streamed or whole,
+// the RAG query recorded for analytics with its hallucination check, the endpoint and model a
+// dataset resolves to, and every failure a 4xx (or, once streaming, a cut connection) with nothing
+// recorded.
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createChunk, createOrganization, generateOffChunks, getRagAnalytics } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization, generateOffChunks, getRagAnalytics, getSuggestedQueries } from '../../generated/client/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkHallucinations } from '../../server/domain/rag/hallucinations.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
@@ -133,6 +134,44 @@ describe('an answer from chosen chunks', () => {
     // Named: 23 and Brig; grounded: Massa (in the chunk); "It" and "The" start sentences.
     expect(recorded!.detected_hallucinations).toEqual(['23', 'Brig']);
     expect(recorded!.hallucination_score).toBeCloseTo(2 / 3, 10);
+  });
+});
+
+describe('suggested queries', () => {
+  const suggest = (body: Parameters<typeof getSuggestedQueries>[0]['body']) => getSuggestedQueries({ client: service.client(), headers: ds(dataset.id), body });
+
+  it("are the model's lines, cleaned and without repeats, from the chunks a search finds", async () => {
+    standIn.otherwise = { kind: 'answer', text: '1. glacier length\n- Massa gorge\n"Glacier length"\n\n  Alps volume loss  \n' };
+    const { data, response } = await suggest({ query: 'Aletsch', search_type: 'bm25', suggestions_to_create: 5 });
+    expect(response.status).toBe(200);
+    expect(data!.queries).toEqual(['glacier length', 'Massa gorge', 'Alps volume loss']);
+    const prompt = standIn.received[0].body.messages[0].content;
+    expect(prompt).toMatch(/^Write 5 short keyword searches/);
+    expect(prompt).toContain('Document 1: The Aletsch glacier is 20 km long');
+    expect(prompt).not.toContain('lost 10%');
+  });
+
+  it('read a sample of the chunks without a query, and ask for the kind and number wanted', async () => {
+    standIn.otherwise = { kind: 'answer', text: 'How long is the Aletsch glacier?\nWhat did the Alps lose?\nWhere is the gorge?' };
+    const { data } = await suggest({ suggestion_type: 'question', suggestions_to_create: 2, context: 'planning a hike' });
+    expect(data!.queries).toEqual(['How long is the Aletsch glacier?', 'What did the Alps lose?']);
+    const prompt = standIn.received[0].body.messages[0].content;
+    expect(prompt).toMatch(/^Write 2 questions/);
+    expect(prompt).toContain('planning a hike');
+    expect(prompt).toContain('The Aletsch glacier is 20 km long');
+    expect(prompt).toContain('lost 10% of their volume');
+  });
+
+  it('ask for follow-ups to the query, none when zero are wanted, and refuse an empty answer', async () => {
+    standIn.otherwise = { kind: 'answer', text: 'glacier retreat' };
+    await suggest({ query: 'Aletsch glacier', is_followup: true });
+    expect(standIn.received[0].body.messages[0].content).toMatch(/^Write 10 follow-up short keyword searches .* to the search "Aletsch glacier"/);
+    expect((await suggest({ suggestions_to_create: 0 })).data!.queries).toEqual([]);
+    expect(standIn.received).toHaveLength(1);
+    standIn.otherwise = { kind: 'answer', text: ' \n "" \n' };
+    const { response, error } = await suggest({});
+    expect(response.status).toBe(400);
+    expect((error as { message: string }).message).toMatch(/no suggestions/);
   });
 });
 
