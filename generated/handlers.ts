@@ -40,6 +40,7 @@ export type DeleteTopicHandler = (ctx: DatasetContext<T.DeleteTopicData>) => Pro
 export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
 export type GenerateOffChunksHandler = (ctx: DatasetContext<T.GenerateOffChunksData>) => Promise<Reply<T.GenerateOffChunksResponses, 200>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
+export type GetAllTopicMessagesHandler = (ctx: DatasetContext<T.GetAllTopicMessagesData>) => Promise<Reply<T.GetAllTopicMessagesResponses, 200>>;
 export type GetAllTopicsForOwnerIdHandler = (ctx: DatasetContext<T.GetAllTopicsForOwnerIdData>) => Promise<Reply<T.GetAllTopicsForOwnerIdResponses, 200>>;
 export type GetChunkByIdHandler = (ctx: DatasetContext<T.GetChunkByIdData>) => Promise<Reply<T.GetChunkByIdResponses, 200>>;
 export type GetChunkByTrackingIdHandler = (ctx: DatasetContext<T.GetChunkByTrackingIdData>) => Promise<Reply<T.GetChunkByTrackingIdResponses, 200>>;
@@ -62,6 +63,7 @@ export type GetGroupsForChunksHandler = (ctx: DatasetContext<T.GetGroupsForChunk
 export type GetGroupsForDatasetHandler = (ctx: DatasetContext<T.GetGroupsForDatasetData>) => Promise<Reply<T.GetGroupsForDatasetResponses, 200>>;
 export type GetInvitationsHandler = (ctx: OrganizationContext<T.GetInvitationsData>) => Promise<Reply<T.GetInvitationsResponses, 200>>;
 export type GetMeHandler = (ctx: CallerContext<T.GetMeData>) => Promise<Reply<T.GetMeResponses, 200>>;
+export type GetMessageByIdHandler = (ctx: DatasetContext<T.GetMessageByIdData>) => Promise<Reply<T.GetMessageByIdResponses, 200>>;
 export type GetOrganizationHandler = (ctx: OrganizationContext<T.GetOrganizationData>) => Promise<Reply<T.GetOrganizationResponses, 200>>;
 export type GetOrganizationApiKeysHandler = (ctx: OrganizationContext<T.GetOrganizationApiKeysData>) => Promise<Reply<T.GetOrganizationApiKeysResponses, 200>>;
 export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganizationUsageData>) => Promise<Reply<T.GetOrganizationUsageResponses, 200>>;
@@ -126,6 +128,7 @@ export interface Handlers {
   delete_user_api_key: DeleteUserApiKeyHandler;
   generate_off_chunks: GenerateOffChunksHandler;
   get_all_tags: GetAllTagsHandler;
+  get_all_topic_messages: GetAllTopicMessagesHandler;
   get_all_topics_for_owner_id: GetAllTopicsForOwnerIdHandler;
   get_chunk_by_id: GetChunkByIdHandler;
   get_chunk_by_tracking_id: GetChunkByTrackingIdHandler;
@@ -148,6 +151,7 @@ export interface Handlers {
   get_groups_for_dataset: GetGroupsForDatasetHandler;
   get_invitations: GetInvitationsHandler;
   get_me: GetMeHandler;
+  get_message_by_id: GetMessageByIdHandler;
   get_organization: GetOrganizationHandler;
   get_organization_api_keys: GetOrganizationApiKeysHandler;
   get_organization_usage: GetOrganizationUsageHandler;
@@ -213,6 +217,7 @@ export const operations = {
   delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
   generate_off_chunks: { method: 'post', path: '/api/chunk/generate', role: 0, scope: 'dataset' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
+  get_all_topic_messages: { method: 'get', path: '/api/messages/{messages_topic_id}', role: 0, scope: 'dataset' },
   get_all_topics_for_owner_id: { method: 'get', path: '/api/topic/owner/{owner_id}', role: 1, scope: 'dataset' },
   get_chunk_by_id: { method: 'get', path: '/api/chunk/{chunk_id}', role: 0, scope: 'dataset' },
   get_chunk_by_tracking_id: { method: 'get', path: '/api/chunk/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
@@ -235,6 +240,7 @@ export const operations = {
   get_groups_for_dataset: { method: 'get', path: '/api/dataset/groups/{dataset_id}/{page}', role: 0, scope: 'dataset' },
   get_invitations: { method: 'get', path: '/api/invitations/{organization_id}', role: 0, scope: 'organization' },
   get_me: { method: 'get', path: '/api/auth/me', role: 0, scope: 'none' },
+  get_message_by_id: { method: 'get', path: '/api/message/{message_id}', role: 1, scope: 'dataset' },
   get_organization: { method: 'get', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
   get_organization_api_keys: { method: 'get', path: '/api/organization/api_key', role: 0, scope: 'organization' },
   get_organization_usage: { method: 'post', path: '/api/organization/usage/{organization_id}', role: 1, scope: 'organization' },

@@ -1512,6 +1512,26 @@ export type LocationRadius = {
  */
 export type MatchCondition = string | number;
 
+export type Message = {
+    id: string;
+    topic_id: string;
+    dataset_id: string;
+    /**
+     * Its place in the topic, from 0.
+     */
+    sort_order: number;
+    role: 'system' | 'user' | 'assistant';
+    content: string;
+    prompt_tokens?: number | null;
+    completion_tokens?: number | null;
+    /**
+     * Always false; a deleted message is gone.
+     */
+    deleted: boolean;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
 /**
  * Diversify the results by maximal marginal relevance: each next result is the one with the best (1 - mmr_lambda) x relevance - mmr_lambda x (its highest cosine similarity to a result above it); that value is its score. The first 100 results are picked so; candidates beyond them follow by that value against those 100.
  */
@@ -6194,6 +6214,102 @@ export type GetInvitationsResponses = {
 };
 
 export type GetInvitationsResponse = GetInvitationsResponses[keyof GetInvitationsResponses];
+
+export type GetMessageByIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The message to get.
+         */
+        message_id: string;
+    };
+    query?: never;
+    url: '/api/message/{message_id}';
+};
+
+export type GetMessageByIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetMessageByIdError = GetMessageByIdErrors[keyof GetMessageByIdErrors];
+
+export type GetMessageByIdResponses = {
+    /**
+     * The message.
+     */
+    200: Message;
+};
+
+export type GetMessageByIdResponse = GetMessageByIdResponses[keyof GetMessageByIdResponses];
+
+export type GetAllTopicMessagesData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The topic whose messages to list.
+         */
+        messages_topic_id: string;
+    };
+    query?: never;
+    url: '/api/messages/{messages_topic_id}';
+};
+
+export type GetAllTopicMessagesErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetAllTopicMessagesError = GetAllTopicMessagesErrors[keyof GetAllTopicMessagesErrors];
+
+export type GetAllTopicMessagesResponses = {
+    /**
+     * The topic's messages.
+     */
+    200: Array<Message>;
+};
+
+export type GetAllTopicMessagesResponse = GetAllTopicMessagesResponses[keyof GetAllTopicMessagesResponses];
 
 export type CreateOrganizationData = {
     body: CreateOrganizationReqPayload;

@@ -1,6 +1,6 @@
-// Topics: the memory of one conversation over a dataset, owned by an id of the caller's choosing.
-// Their messages are written by the Message operations; a topic's copy copies them, and deleting a
-// topic deletes them (the table cascades).
+// Topics: the memory of one conversation over a dataset, owned by an id of the caller's choosing,
+// and their messages, read here. A topic's copy copies its messages, and deleting a topic deletes
+// them (the table cascades).
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { badRequest, notFound } from '../errors.js';
@@ -11,6 +11,19 @@ interface TopicRow {
   dataset_id: string;
   owner_id: string;
   name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface MessageRow {
+  id: string;
+  topic_id: string;
+  dataset_id: string;
+  sort_order: number;
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -27,6 +40,20 @@ const topicRecord = (row: TopicRow): T.Topic => ({
   updated_at: timestamp(row.updated_at),
   dataset_id: row.dataset_id,
   owner_id: row.owner_id,
+});
+
+const messageRecord = (row: MessageRow): T.Message => ({
+  id: row.id,
+  topic_id: row.topic_id,
+  dataset_id: row.dataset_id,
+  sort_order: row.sort_order,
+  role: row.role,
+  content: row.content,
+  prompt_tokens: row.prompt_tokens,
+  completion_tokens: row.completion_tokens,
+  deleted: false,
+  created_at: timestamp(row.created_at),
+  updated_at: timestamp(row.updated_at),
 });
 
 /** The name a topic gets from its first message: the first line that has words, cut at a word boundary. */
@@ -107,4 +134,17 @@ export async function ownerTopics(db: Knex, datasetId: string, ownerId: string):
 export async function deleteTopic(db: Knex, datasetId: string, topicId: string): Promise<void> {
   const deleted = await db('topics').where({ id: topicId, dataset_id: datasetId }).delete();
   if (deleted === 0) throw notFound(`topic ${topicId} not found in this dataset`);
+}
+
+export async function getMessage(db: Knex, datasetId: string, messageId: string): Promise<T.Message> {
+  const row = await db<MessageRow>('messages').where({ id: messageId, dataset_id: datasetId }).first();
+  if (!row) throw notFound(`message ${messageId} not found in this dataset`);
+  return messageRecord(row);
+}
+
+/** A topic's messages in their order; 404 for a topic the dataset does not hold. */
+export async function topicMessages(db: Knex, datasetId: string, topicId: string): Promise<T.Message[]> {
+  await findTopic(db, datasetId, topicId);
+  const rows = await db<MessageRow>('messages').where({ topic_id: topicId }).orderBy('sort_order');
+  return rows.map(messageRecord);
 }

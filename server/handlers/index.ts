@@ -9,6 +9,7 @@ import * as dataset from './dataset.js';
 import * as file from './file.js';
 import * as health from './health.js';
 import * as invitation from './invitation.js';
+import * as message from './message.js';
 import * as organization from './organization.js';
 import * as topic from './topic.js';
 import * as user from './user.js';
@@ -26,4 +27,5 @@ export const handlers: Handlers = {
   ...crawl,
   ...analytics,
   ...topic,
+  ...message,
 };

@@ -43,7 +43,9 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
     .returning('id');
   target.topic_id = topic.id;
   target.owner_id = `${name}-owner`;
-  await db('messages').insert({ topic_id: topic.id, dataset_id: dataset.id, sort_order: 0, role: 'user', content: 'Hello' });
+  target.messages_topic_id = topic.id;
+  const [message] = await db('messages').insert({ topic_id: topic.id, dataset_id: dataset.id, sort_order: 0, role: 'user', content: 'Hello' }).returning('id');
+  target.message_id = message.id;
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })

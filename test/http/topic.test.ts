@@ -1,6 +1,7 @@
 // The Topic operations over HTTP: starting a topic (named, or named after its first message),
 // renaming, copying with its messages, listing an owner's topics and deleting a topic with its
-// messages; topics of another dataset out of reach; bad input and roles.
+// messages; reading a topic's messages; topics and messages of another dataset out of reach; bad
+// input and roles.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cloneTopic,
@@ -9,7 +10,9 @@ import {
   createOrganizationApiKey,
   createTopic,
   deleteTopic,
+  getAllTopicMessages,
   getAllTopicsForOwnerId,
+  getMessageById,
   updateTopic,
 } from '../../generated/client/sdk.gen.js';
 import type { Topic } from '../../generated/client/types.gen.js';
@@ -170,6 +173,32 @@ describe('copying a topic', () => {
     expect((await ownerTopics('reader')).map((t) => t.id).sort()).toEqual([copy!.id, named.data!.id].sort());
     // The source is as it was.
     expect((await messagesOf(source.id)).map((m) => m.content)).toEqual(['Where is my parcel?', 'It left the warehouse today.', 'Thanks!']);
+
+    // Read through the API: the copy's messages in order, each by id.
+    const { data: listed } = await getAllTopicMessages({ client: client(), headers: ds(datasetId), path: { messages_topic_id: copy!.id }, throwOnError: true });
+    expect(listed.map((m) => [m.sort_order, m.role, m.content, m.topic_id])).toEqual([
+      [0, 'user', 'Where is my parcel?', copy!.id],
+      [1, 'assistant', 'It left the warehouse today.', copy!.id],
+      [2, 'user', 'Thanks!', copy!.id],
+    ]);
+    const { data: one } = await getMessageById({ client: client(), headers: ds(datasetId), path: { message_id: listed[1].id }, throwOnError: true });
+    expect(one).toEqual(listed[1]);
+    expect(one.created_at).toMatch(TIMESTAMP);
+  });
+
+  it("keeps a topic's messages and each message out of another dataset's reach", async () => {
+    const topic = await newTopic({ owner_id: 'private-reader', name: 'Private' });
+    await addMessages(topic.id, ['secret question']);
+    const [message] = await messagesOf(topic.id);
+    const id = (await db()('messages').where({ topic_id: topic.id, sort_order: message.sort_order }).first()).id;
+    expect((await getAllTopicMessages({ client: client(), headers: ds(otherDatasetId), path: { messages_topic_id: topic.id } })).response.status).toBe(404);
+    expect((await getMessageById({ client: client(), headers: ds(otherDatasetId), path: { message_id: id } })).response.status).toBe(404);
+    const unknown = await getMessageById({ client: client(), headers: ds(datasetId), path: { message_id: UNKNOWN } });
+    expect(unknown.response.status).toBe(404);
+    expect((await getAllTopicMessages({ client: client(), headers: ds(datasetId), path: { messages_topic_id: UNKNOWN } })).response.status).toBe(404);
+    expect(
+      (await getAllTopicMessages({ client: client(), headers: ds(datasetId), path: { messages_topic_id: (await newTopic({ owner_id: 'x' })).id } })).data,
+    ).toEqual([]);
   });
 
   it("refuses an unknown topic and another dataset's topic, copying nothing", async () => {
