@@ -12,21 +12,22 @@ import { formatIngest, runIngest, type IngestOptions } from './ingest.js';
 import { DEFAULT_LOAD, formatLoad, runLoad } from './load.js';
 import { type BenchEmbedder, MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
+import { formatRag, runRag } from './rag.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
 import { RESULTS_DIR, writeResult } from './report.js';
 import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings, rag
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
   --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
   --seed <n>             corpus seed (default 42)
   --embedder <name>      the datasets' embedder: local (the model) or builtin (hashing); default local,
-                           but builtin for search and load, whose 100,000 chunks the model takes
-                           about 25 minutes to embed on two cores
+                           but builtin for search, load and rag (the 100,000 chunks of search and load take
+                           the model about 25 minutes to embed on two cores; rag measures the model's answer)
 
   ingest:
   --batch <n>            chunks per API request, at most 120 (default 120)
@@ -43,7 +44,7 @@ const USAGE = `usage: npm run bench -- [options]
                            (default ${DEFAULT_CISI_DIR})
 
   search:
-  --queries <n>          measured queries per search type (default 200)
+  --queries <n>          measured queries per search type (default 200; rag: requests of each kind)
   --bulk                 load the corpus straight into the engines (bench/bulk.ts), not through
                            the API: for 1,000,000 chunks, which the API would take hours to load
 
@@ -140,6 +141,12 @@ async function main(): Promise<number> {
         return { json: result as unknown as Record<string, unknown>, text: formatIngest(modeEnv.mode, result) };
       },
     },
+    rag: {
+      run: async (modeEnv, log) => {
+        const result = await runRag(modeEnv, { requests: int('queries', values.queries, 1), seed: int('seed', values.seed) }, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatRag(modeEnv.mode, result) };
+      },
+    },
     relevance: {
       run: async (modeEnv, log) => {
         const result = await runRelevance(modeEnv, relevance, log);
@@ -200,7 +207,7 @@ async function main(): Promise<number> {
   if (embedderOption !== undefined && embedderOption !== 'local' && embedderOption !== 'builtin') {
     throw new UsageError(`--embedder: expected local or builtin, got ${embedderOption}`);
   }
-  const suiteEmbedder = (suite: string): BenchEmbedder => embedderOption ?? (suite === 'search' || suite === 'load' ? 'builtin' : 'local');
+  const suiteEmbedder = (suite: string): BenchEmbedder => embedderOption ?? (['search', 'load', 'rag'].includes(suite) ? 'builtin' : 'local');
   const suiteNames = values.suite === 'all' ? Object.keys(suites) : list(values.suite);
   for (const s of suiteNames) if (!suites[s]) throw new UsageError(`--suite: unknown suite ${s} (known: ${Object.keys(suites).join(', ')})`);
   const modes = list(values.mode) as Mode[];
