@@ -3,9 +3,9 @@
 //
 // - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY, LLM_API_KEY) go only to the
 //   endpoint the operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL,
-//   LLM_BASE_URL): a request is given a key
-//   only when its URL lies under that endpoint, checked again at every redirect. Those endpoints
-//   are reached wherever they are, for the use they are configured for.
+//   LLM_BASE_URL): a request is given a key only when its URL lies under that endpoint, checked
+//   again at every redirect. Those endpoints are reached wherever they are, for the use they are
+//   configured for.
 // - Any other URL is a tenant's choice, so it may not reach private, loopback, link-local or other
 //   non-public addresses unless OUTBOUND_ALLOW_PRIVATE allows them. The check is made where the
 //   connection is made: on every address a host name resolves to (before connecting) and on the
