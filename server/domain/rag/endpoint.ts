@@ -1,7 +1,7 @@
 // Which model a dataset's RAG calls: the endpoint the dataset names, else the instance's; the model
 // the request names, else the dataset's default, else the instance's. Missing either is the
 // operator's or the tenant's to configure, and the error says which setting.
-import { chatModel, type ChatModel } from '../../engines/llm/index.js';
+import { chatModel, type ChatModel, LlmError } from '../../engines/llm/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { datasetConfig } from '../datasetConfig.js';
@@ -19,4 +19,9 @@ export function datasetModel(services: Services, dataset: DatasetRow, requested?
   const model = requested ?? config.LLM_DEFAULT_MODEL ?? services.config.llmDefaultModel;
   if (!model) throw badRequest("no model is named: give `model`, or set LLM_DEFAULT_MODEL in the dataset's server_configuration or the instance's");
   return { chat: chatModel(services.config.outbound, baseUrl, config.LLM_API_VERSION), model };
+}
+
+/** A model's failure as the request's: a 400 naming the endpoint (for `.catch`). */
+export function asBadRequest(error: unknown): never {
+  throw error instanceof LlmError ? badRequest(error.message) : error;
 }

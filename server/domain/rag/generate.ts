@@ -4,12 +4,12 @@
 // that fails before its first words is a 400, not a broken stream.
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../../generated/client/types.gen.js';
-import { type ChatRequest, LlmError } from '../../engines/llm/index.js';
+import type { ChatRequest } from '../../engines/llm/index.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { datasetConfig } from '../datasetConfig.js';
 import type { DatasetRow } from '../datasets.js';
-import { datasetModel } from './endpoint.js';
+import { asBadRequest, datasetModel } from './endpoint.js';
 import { checkHallucinations } from './hallucinations.js';
 import { ragMessages, type SourceChunk, sourceText } from './prompt.js';
 import { recordRagQuery } from './records.js';
@@ -100,8 +100,4 @@ async function chosenChunks(services: Services, dataset: DatasetRow, ids: string
   if (missing.length > 0)
     throw notFound(`chunks not found in this dataset: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''}`);
   return ids.map((id) => byId.get(id)!);
-}
-
-function asBadRequest(error: unknown): never {
-  throw error instanceof LlmError ? badRequest(error.message) : error;
 }

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 
 /** The id a RAG call has no search or topic under. */
-export const NONE = '00000000-0000-0000-0000-000000000000';
+const NONE = '00000000-0000-0000-0000-000000000000';
 
 export interface RagRecord {
   id: string;

@@ -3,13 +3,12 @@
 // them with, one per line; the lines become the suggestions.
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../../generated/client/types.gen.js';
-import { LlmError } from '../../engines/llm/index.js';
 import { badRequest } from '../../errors.js';
 import { passingQuery } from '../../search/filters/passing.js';
 import { retrieve } from '../../search/retrieval/index.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';
-import { datasetModel } from './endpoint.js';
+import { asBadRequest, datasetModel } from './endpoint.js';
 import { type SourceChunk, sourceText } from './prompt.js';
 
 /** Chunks the model reads. */
@@ -46,9 +45,7 @@ export async function suggestedQueries(
     .join(' ');
   const { content } = await chat
     .complete({ model, messages: [{ role: 'user', content: `${instructions}\n\n${documents || '(the collection is empty)'}` }], temperature: 0.7 }, signal)
-    .catch((error: unknown) => {
-      throw error instanceof LlmError ? badRequest(error.message) : error;
-    });
+    .catch(asBadRequest);
   const queries = suggestionLines(content).slice(0, count);
   if (queries.length === 0) throw badRequest(`the model of ${dataset.name} answered no suggestions`);
   return { queries };

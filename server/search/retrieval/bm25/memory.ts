@@ -318,8 +318,8 @@ export class DatasetIndex implements Mirror, TagIndex {
 
 /** The matches whose ordinals `skipped` does not mark. */
 function kept(matches: Matches, skipped: Uint8Array): Matches {
-  const keep = matches.ordinals.map((d) => (skipped[d] === 0 ? 1 : 0));
-  return { ordinals: matches.ordinals.filter((_, i) => keep[i] === 1), scores: matches.scores.filter((_, i) => keep[i] === 1) };
+  const taken = (_: number, i: number) => skipped[matches.ordinals[i]] === 0;
+  return { ordinals: matches.ordinals.filter(taken), scores: matches.scores.filter(taken) };
 }
 
 /** A tag's ordinals, ascending, in the first `size` slots. */
