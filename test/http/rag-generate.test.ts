@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { createChunk, createOrganization, generateOffChunks, getRagAnalytics, getSuggestedQueries } from '../../generated/client/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkHallucinations } from '../../server/domain/rag/hallucinations.js';
+import { checkResponse } from '../support/contract.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
@@ -36,7 +37,11 @@ function streamedPost(body: unknown): Promise<{ status: number; headers: http.In
     request.on('response', (response) => {
       const parts: string[] = [];
       response.on('data', (part: Buffer) => parts.push(part.toString()));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, parts, complete: true }));
+      response.on('end', () => {
+        // A whole streamed answer is checked against the contract as any other response.
+        checkResponse('POST', '/api/chunk/generate', response.statusCode!, parts.join(''), response.headers['content-type'] ?? null);
+        resolve({ status: response.statusCode!, headers: response.headers, parts, complete: true });
+      });
       response.on('error', () => resolve({ status: response.statusCode!, headers: response.headers, parts, complete: false }));
       response.on('aborted', () => resolve({ status: response.statusCode!, headers: response.headers, parts, complete: false }));
     });
