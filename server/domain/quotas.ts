@@ -55,6 +55,8 @@ export async function reservePlanCapacity(
     ['fileBytes', 'bytes of file storage', Number(plan.file_storage), () => sumFileBytes(trx, organizationId)],
     ['messages', 'messages', plan.message_count, () => countMessages(trx, organizationId)],
   ];
+  if (plan.messages_per_month != null)
+    checks.push(['messages', 'messages this month', plan.messages_per_month, () => countMessagesSince(trx, organizationId, startOfMonth(new Date()))]);
   for (const [key, noun, limit, used] of checks) {
     const adding = additions[key] ?? 0;
     if (adding <= 0) continue;
@@ -117,10 +119,22 @@ export async function sumFileBytes(db: Knex, organizationId: string): Promise<nu
   return Number(row?.total ?? 0);
 }
 
-/** Messages arrive with the RAG feature; until its table exists an organization has none. */
 export async function countMessages(db: Knex, organizationId: string): Promise<number> {
-  if (!(await db.schema.hasTable('messages'))) return 0;
   return count(db('messages').join('datasets', 'datasets.id', 'messages.dataset_id').where({ 'datasets.organization_id': organizationId }));
+}
+
+export async function countMessagesSince(db: Knex, organizationId: string, since: Date): Promise<number> {
+  return count(
+    db('messages')
+      .join('datasets', 'datasets.id', 'messages.dataset_id')
+      .where({ 'datasets.organization_id': organizationId })
+      .where('messages.created_at', '>=', since),
+  );
+}
+
+/** The month's first instant, in UTC: when `messages_per_month` starts counting again. */
+export function startOfMonth(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
 async function count(query: Knex.QueryBuilder): Promise<number> {

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { badRequest } from '../errors.js';
-import { countChunks, countDatasets, countMessages, countUsers, sumFileBytes } from './quotas.js';
+import { countChunks, countDatasets, countMessages, countMessagesSince, countUsers, startOfMonth, sumFileBytes } from './quotas.js';
 
 export async function organizationUsage(
   db: Knex,
@@ -36,21 +36,6 @@ export async function organizationUsage(
     website_pages_scraped: 0,
     events_ingested: 0,
   };
-}
-
-/** Messages arrive with the RAG feature; until its table exists an organization has none. */
-async function countMessagesSince(db: Knex, organizationId: string, since: Date): Promise<number> {
-  if (!(await db.schema.hasTable('messages')) || !(await db.schema.hasColumn('messages', 'created_at'))) return 0;
-  const [row] = await db('messages')
-    .join('datasets', 'datasets.id', 'messages.dataset_id')
-    .where({ 'datasets.organization_id': organizationId })
-    .where('messages.created_at', '>=', since)
-    .count<{ count: string }[]>('* as count');
-  return Number(row.count);
-}
-
-function startOfMonth(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
 /** The bounds must be instants (`YYYY-MM-DD HH:MM:SS.mmm` or a prefix of it, or ISO 8601). */
