@@ -5,7 +5,7 @@ import { getChunk, getChunks, scrollChunks } from '../domain/chunks/read.js';
 import { chunkRecord, versionedChunkRecord, type ApiVersion } from '../domain/chunks/records.js';
 import { splitHtml } from '../domain/chunks/split.js';
 import { updateChunk } from '../domain/chunks/update.js';
-import { TextStream } from '../context.js';
+import { answerReply } from './answerReply.js';
 import { generateOffChunks } from '../domain/rag/generate.js';
 import { suggestedQueries } from '../domain/rag/suggestions.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
@@ -120,8 +120,7 @@ export const get_recommended_chunks: H.GetRecommendedChunksHandler = async ({ bo
 });
 
 export const generate_off_chunks: H.GenerateOffChunksHandler = async ({ body, dataset, services, signal }) => {
-  const { queryId, answer } = await generateOffChunks(services, dataset, body, signal);
-  return { status: 200, body: typeof answer === 'string' ? answer : new TextStream(answer), headers: { 'SVC-QueryID': queryId } };
+  return answerReply(await generateOffChunks(services, dataset, body, signal));
 };
 
 export const get_suggested_queries: H.GetSuggestedQueriesHandler = async ({ body, dataset, services, signal }) => ({

@@ -1,7 +1,6 @@
 // RAG over chunks the caller chose (generate_off_chunks): the chunks' texts and the caller's
 // conversation go to the dataset's model; the answer comes back whole or as it is written, and is
-// recorded as a RAG query once complete. A streamed answer is begun before the reply is: a model
-// that fails before its first words is a 400, not a broken stream.
+// recorded as a RAG query once complete.
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../../generated/client/types.gen.js';
 import type { ChatRequest } from '../../engines/llm/index.js';
@@ -13,6 +12,7 @@ import { asBadRequest, datasetModel } from './endpoint.js';
 import { checkHallucinations } from './hallucinations.js';
 import { ragMessages, type SourceChunk, sourceText } from './prompt.js';
 import { recordRagQuery } from './records.js';
+import { startStream } from './stream.js';
 
 interface ChunkRow extends SourceChunk {
   id: string;
@@ -36,7 +36,7 @@ export async function generateOffChunks(services: Services, dataset: DatasetRow,
   const { messages, question } = ragMessages({
     systemPrompt: config.SYSTEM_PROMPT,
     ragPrompt: body.prompt ?? config.RAG_PROMPT,
-    chunks,
+    documents: chunks.map((chunk) => ({ text: sourceText(chunk), link: chunk.link })),
     conversation: body.prev_messages,
     includeLinks: body.context_options?.include_links ?? false,
   });
@@ -73,19 +73,7 @@ export async function generateOffChunks(services: Services, dataset: DatasetRow,
     await record(content);
     return { queryId, answer: content };
   }
-  const parts = chat.stream(request, signal)[Symbol.asyncIterator]();
-  const first = await parts.next().catch(asBadRequest);
-  return { queryId, answer: rest(first, parts, record) };
-}
-
-/** The stream from its first part on; recorded once it has ended whole. */
-async function* rest(first: IteratorResult<string>, parts: AsyncIterator<string>, record: (answer: string) => Promise<void>): AsyncIterable<string> {
-  let answer = '';
-  for (let next = first; !next.done; next = await parts.next()) {
-    answer += next.value;
-    yield next.value;
-  }
-  await record(answer);
+  return { queryId, answer: await startStream(chat.stream(request, signal), {}, record) };
 }
 
 /** The dataset's chunks of `ids`, in that order; 404 naming those it does not hold. */
