@@ -22,6 +22,7 @@ export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserDa
 export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Promise<Reply<T.CreateChunkResponses, 200>>;
 export type CreateChunkGroupHandler = (ctx: DatasetContext<T.CreateChunkGroupData>) => Promise<Reply<T.CreateChunkGroupResponses, 200>>;
 export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
+export type CreateMessageHandler = (ctx: DatasetContext<T.CreateMessageData>) => Promise<Reply<T.CreateMessageResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
 export type CreatePresignedUrlForCsvJsonlHandler = (ctx: DatasetContext<T.CreatePresignedUrlForCsvJsonlData>) => Promise<Reply<T.CreatePresignedUrlForCsvJsonlResponses, 200>>;
@@ -38,6 +39,7 @@ export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrgani
 export type DeleteOrganizationApiKeyHandler = (ctx: OrganizationContext<T.DeleteOrganizationApiKeyData>) => Promise<Reply<T.DeleteOrganizationApiKeyResponses, 204>>;
 export type DeleteTopicHandler = (ctx: DatasetContext<T.DeleteTopicData>) => Promise<Reply<T.DeleteTopicResponses, 204>>;
 export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
+export type EditMessageHandler = (ctx: DatasetContext<T.EditMessageData>) => Promise<Reply<T.EditMessageResponses, 200>>;
 export type GenerateOffChunksHandler = (ctx: DatasetContext<T.GenerateOffChunksData>) => Promise<Reply<T.GenerateOffChunksResponses, 200>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
 export type GetAllTopicMessagesHandler = (ctx: DatasetContext<T.GetAllTopicMessagesData>) => Promise<Reply<T.GetAllTopicMessagesResponses, 200>>;
@@ -76,6 +78,8 @@ export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatase
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
 export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationData>) => Promise<Reply<T.PostInvitationResponses, 204>>;
+export type RegenerateMessageHandler = (ctx: DatasetContext<T.RegenerateMessageData>) => Promise<Reply<T.RegenerateMessageResponses, 200>>;
+export type RegenerateMessagePatchHandler = (ctx: DatasetContext<T.RegenerateMessagePatchData>) => Promise<Reply<T.RegenerateMessagePatchResponses, 200>>;
 export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
 export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChunksData>) => Promise<Reply<T.ScrollDatasetChunksResponses, 200>>;
 export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
@@ -110,6 +114,7 @@ export interface Handlers {
   create_chunk: CreateChunkHandler;
   create_chunk_group: CreateChunkGroupHandler;
   create_dataset: CreateDatasetHandler;
+  create_message: CreateMessageHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
   create_presigned_url_for_csv_jsonl: CreatePresignedUrlForCsvJsonlHandler;
@@ -126,6 +131,7 @@ export interface Handlers {
   delete_organization_api_key: DeleteOrganizationApiKeyHandler;
   delete_topic: DeleteTopicHandler;
   delete_user_api_key: DeleteUserApiKeyHandler;
+  edit_message: EditMessageHandler;
   generate_off_chunks: GenerateOffChunksHandler;
   get_all_tags: GetAllTagsHandler;
   get_all_topic_messages: GetAllTopicMessagesHandler;
@@ -164,6 +170,8 @@ export interface Handlers {
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
   post_invitation: PostInvitationHandler;
+  regenerate_message: RegenerateMessageHandler;
+  regenerate_message_patch: RegenerateMessagePatchHandler;
   remove_chunk_from_group: RemoveChunkFromGroupHandler;
   scroll_dataset_chunks: ScrollDatasetChunksHandler;
   search_chunks: SearchChunksHandler;
@@ -199,6 +207,7 @@ export const operations = {
   create_chunk: { method: 'post', path: '/api/chunk', role: 1, scope: 'dataset' },
   create_chunk_group: { method: 'post', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
+  create_message: { method: 'post', path: '/api/message', role: 1, scope: 'dataset' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
   create_presigned_url_for_csv_jsonl: { method: 'post', path: '/api/file/csv_or_jsonl', role: 1, scope: 'dataset' },
@@ -215,6 +224,7 @@ export const operations = {
   delete_organization_api_key: { method: 'delete', path: '/api/organization/api_key/{api_key_id}', role: 0, scope: 'organization' },
   delete_topic: { method: 'delete', path: '/api/topic/{topic_id}', role: 1, scope: 'dataset' },
   delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
+  edit_message: { method: 'put', path: '/api/message', role: 1, scope: 'dataset' },
   generate_off_chunks: { method: 'post', path: '/api/chunk/generate', role: 0, scope: 'dataset' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
   get_all_topic_messages: { method: 'get', path: '/api/messages/{messages_topic_id}', role: 0, scope: 'dataset' },
@@ -253,6 +263,8 @@ export const operations = {
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
   post_invitation: { method: 'post', path: '/api/invitation', role: 1, scope: 'organization' },
+  regenerate_message: { method: 'delete', path: '/api/message', role: 1, scope: 'dataset' },
+  regenerate_message_patch: { method: 'patch', path: '/api/message', role: 1, scope: 'dataset' },
   remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   scroll_dataset_chunks: { method: 'post', path: '/api/chunks/scroll', role: 0, scope: 'dataset' },
   search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CloneTopicData, CloneTopicErrors, CloneTopicResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, CreateTopicData, CreateTopicErrors, CreateTopicResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteTopicData, DeleteTopicErrors, DeleteTopicResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, GenerateOffChunksData, GenerateOffChunksErrors, GenerateOffChunksResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetAllTopicMessagesData, GetAllTopicMessagesErrors, GetAllTopicMessagesResponses, GetAllTopicsForOwnerIdData, GetAllTopicsForOwnerIdErrors, GetAllTopicsForOwnerIdResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetMessageByIdData, GetMessageByIdErrors, GetMessageByIdResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetSuggestedQueriesData, GetSuggestedQueriesErrors, GetSuggestedQueriesResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateTopicData, UpdateTopicErrors, UpdateTopicResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
+import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CloneTopicData, CloneTopicErrors, CloneTopicResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateMessageData, CreateMessageErrors, CreateMessageResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, CreateTopicData, CreateTopicErrors, CreateTopicResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteTopicData, DeleteTopicErrors, DeleteTopicResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, EditMessageData, EditMessageErrors, EditMessageResponses, GenerateOffChunksData, GenerateOffChunksErrors, GenerateOffChunksResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetAllTopicMessagesData, GetAllTopicMessagesErrors, GetAllTopicMessagesResponses, GetAllTopicsForOwnerIdData, GetAllTopicsForOwnerIdErrors, GetAllTopicsForOwnerIdResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetMessageByIdData, GetMessageByIdErrors, GetMessageByIdResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetSuggestedQueriesData, GetSuggestedQueriesErrors, GetSuggestedQueriesResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RegenerateMessageData, RegenerateMessageErrors, RegenerateMessagePatchData, RegenerateMessagePatchErrors, RegenerateMessagePatchResponses, RegenerateMessageResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateTopicData, UpdateTopicErrors, UpdateTopicResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -875,6 +875,99 @@ export const getInvitations = <ThrowOnError extends boolean = false>(options: Op
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/invitations/{organization_id}',
     ...options
+});
+
+/**
+ * Answer a topic's last question again
+ *
+ * Answers the last user message of a topic again, as `create_message` does, from the conversation before
+ * it; the new answer replaces the topic's last answer (and anything after it) in the transaction that
+ * stores it: if the new answer fails, the old one stays. 400 when the topic has no answered question.
+ */
+export const regenerateMessage = <ThrowOnError extends boolean = false>(options: Options<RegenerateMessageData, ThrowOnError>) => (options.client ?? client).delete<RegenerateMessageResponses, RegenerateMessageErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Answer a topic's last question again
+ *
+ * Answers the last user message of a topic again, as `create_message` does, from the conversation before
+ * it; the new answer replaces the topic's last answer (and anything after it) in the transaction that
+ * stores it: if the new answer fails, the old one stays. 400 when the topic has no answered question.
+ */
+export const regenerateMessagePatch = <ThrowOnError extends boolean = false>(options: Options<RegenerateMessagePatchData, ThrowOnError>) => (options.client ?? client).patch<RegenerateMessagePatchResponses, RegenerateMessagePatchErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Ask in a topic
+ *
+ * Adds a user message to a topic and answers it from the dataset. The question (`search_query` when given,
+ * else the message, or every user message of the topic joined with `concat_user_messages_query`) is searched
+ * in the dataset: `search_type` (hybrid by default), `filters`, `page_size` (the dataset's
+ * `N_RETRIEVALS_TO_INCLUDE` by default), `score_threshold`, `sort_options`, `highlight_options`,
+ * `typo_options`, `use_group_search` (one best chunk per group). With the dataset's
+ * `USE_MESSAGE_TO_QUERY_PROMPT`, and no `search_query`, the model first rewrites the question into a search
+ * query. The search is recorded as a search query of type `rag_chunks` (or `rag_groups`).
+ *
+ * The model (the endpoint and model chosen as for `generate_off_chunks`) is given the system prompt
+ * (`llm_options.system_prompt`, else the one the topic started with, else the dataset's `SYSTEM_PROMPT`),
+ * the found chunks as numbered documents (or `rag_context` instead), the last
+ * `number_of_messages_to_include` (10 by default) messages of the topic and the question after the dataset's
+ * `RAG_PROMPT`. Sampling settings missing from `llm_options` take the dataset's.
+ *
+ * The answer is the chunks found (a JSON array of chunk records, each with its `highlights` and `score`, with
+ * any `||` removed) and the model's completion, separated by `||`; the completion comes first with
+ * `llm_options.completion_first`. When the search finds nothing the model is not called and the answer is
+ * `[]||` followed by `no_result_message` (or a default). With `llm_options.stream_response` (the default)
+ * the answer is `text/plain`, sent as the model writes it; otherwise it is the whole answer as a JSON
+ * string. The header `SVC-QueryID` names the RAG query recorded with it (see `get_rag_analytics`).
+ *
+ * The user message and the answer are stored (the answer's content is the whole answer as sent) together
+ * with the RAG query, in one transaction once the answer is complete: a failed model, a stream the model
+ * breaks off or a client that leaves before the end stores nothing. The first message of a topic is
+ * preceded by a system message holding the system prompt (sort order 0). Each stored message counts
+ * against the plan's `message_count` and `messages_per_month` (426 when the answer would exceed them).
+ */
+export const createMessage = <ThrowOnError extends boolean = false>(options: Options<CreateMessageData, ThrowOnError>) => (options.client ?? client).post<CreateMessageResponses, CreateMessageErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Replace a question and answer it again
+ *
+ * Replaces the user message at `message_sort_order` of a topic with `new_message_content` and answers it as
+ * `create_message` does, from the conversation before it. The messages from that sort order on are replaced
+ * by the new question and answer in the transaction that stores them: until the new answer is complete,
+ * and if it fails, the topic is unchanged. 404 when the topic has no message at that sort order; 400 when
+ * it is not a user message.
+ */
+export const editMessage = <ThrowOnError extends boolean = false>(options: Options<EditMessageData, ThrowOnError>) => (options.client ?? client).put<EditMessageResponses, EditMessageErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

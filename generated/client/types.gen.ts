@@ -626,6 +626,96 @@ export type CreateDatasetReqPayload = {
     server_configuration?: DatasetConfigurationDto | null;
 };
 
+export type CreateMessageReqPayload = {
+    /**
+     * The topic asked in.
+     */
+    topic_id: string;
+    /**
+     * The question; required, and not blank.
+     */
+    new_message_content?: string | null;
+    /**
+     * Not supported yet; leave it out or empty.
+     */
+    image_urls?: Array<string> | null;
+    /**
+     * Not supported yet (a 400 says so); send the question as `new_message_content`.
+     */
+    audio_input?: string | null;
+    /**
+     * What is searched, instead of the question.
+     */
+    search_query?: string | null;
+    search_type?: SearchMethod | null;
+    filters?: ChunkFilter | null;
+    /**
+     * How many chunks the model is given; the dataset's `N_RETRIEVALS_TO_INCLUDE` when missing.
+     */
+    page_size?: number | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    sort_options?: SortOptions | null;
+    highlight_options?: HighlightOptions | null;
+    typo_options?: TypoOptions | null;
+    /**
+     * Quoted words are required and `-words` excluded in the search.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Leave stop words out of the search.
+     */
+    remove_stop_words?: boolean | null;
+    /**
+     * Search over groups, the model reading the best chunk of each group found.
+     */
+    use_group_search?: boolean | null;
+    /**
+     * Search with every user message of the topic, joined, instead of the last.
+     */
+    concat_user_messages_query?: boolean | null;
+    /**
+     * How many earlier messages of the topic the model reads (10 by default).
+     */
+    number_of_messages_to_include?: number | null;
+    context_options?: ContextOptions | null;
+    llm_options?: LlmOptions | null;
+    /**
+     * The model, instead of the dataset's `LLM_DEFAULT_MODEL`.
+     */
+    model?: string | null;
+    /**
+     * The answer when the search finds nothing.
+     */
+    no_result_message?: string | null;
+    /**
+     * What the model answers from, instead of the found chunks' texts (the chunks are still sent).
+     */
+    rag_context?: string | null;
+    /**
+     * Written before each chunk's `num_value` when the model is given it (a price, say).
+     */
+    currency?: string | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    only_include_docs_used?: boolean | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    use_agentic_search?: boolean | null;
+    /**
+     * Who asked, recorded with the search and the RAG query.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON value recorded with the RAG query.
+     */
+    metadata?: unknown;
+};
+
 export type CreateOrganizationReqPayload = {
     /**
      * Name of the organization.
@@ -980,6 +1070,100 @@ export type DeprecatedSearchOverGroupsResponseBody = {
  * How the closeness of two dense vectors is measured.
  */
 export type DistanceMetric = 'euclidean' | 'cosine' | 'manhattan' | 'dot';
+
+export type EditMessageReqPayload = {
+    /**
+     * The topic asked in.
+     */
+    topic_id: string;
+    /**
+     * The sort order of the user message replaced.
+     */
+    message_sort_order: number;
+    /**
+     * The question; required, and not blank.
+     */
+    new_message_content?: string | null;
+    /**
+     * Not supported yet; leave it out or empty.
+     */
+    image_urls?: Array<string> | null;
+    /**
+     * Not supported yet (a 400 says so); send the question as `new_message_content`.
+     */
+    audio_input?: string | null;
+    /**
+     * What is searched, instead of the question.
+     */
+    search_query?: string | null;
+    search_type?: SearchMethod | null;
+    filters?: ChunkFilter | null;
+    /**
+     * How many chunks the model is given; the dataset's `N_RETRIEVALS_TO_INCLUDE` when missing.
+     */
+    page_size?: number | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    sort_options?: SortOptions | null;
+    highlight_options?: HighlightOptions | null;
+    typo_options?: TypoOptions | null;
+    /**
+     * Quoted words are required and `-words` excluded in the search.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Leave stop words out of the search.
+     */
+    remove_stop_words?: boolean | null;
+    /**
+     * Search over groups, the model reading the best chunk of each group found.
+     */
+    use_group_search?: boolean | null;
+    /**
+     * Search with every user message of the topic, joined, instead of the last.
+     */
+    concat_user_messages_query?: boolean | null;
+    /**
+     * How many earlier messages of the topic the model reads (10 by default).
+     */
+    number_of_messages_to_include?: number | null;
+    context_options?: ContextOptions | null;
+    llm_options?: LlmOptions | null;
+    /**
+     * The model, instead of the dataset's `LLM_DEFAULT_MODEL`.
+     */
+    model?: string | null;
+    /**
+     * The answer when the search finds nothing.
+     */
+    no_result_message?: string | null;
+    /**
+     * What the model answers from, instead of the found chunks' texts (the chunks are still sent).
+     */
+    rag_context?: string | null;
+    /**
+     * Written before each chunk's `num_value` when the model is given it (a price, say).
+     */
+    currency?: string | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    only_include_docs_used?: boolean | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    use_agentic_search?: boolean | null;
+    /**
+     * Who asked, recorded with the search and the RAG query.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON value recorded with the RAG query.
+     */
+    metadata?: unknown;
+};
 
 export type ErrorResponseBody = {
     /**
@@ -1489,6 +1673,30 @@ export type InvitationData = {
     redirect_uri: string;
 };
 
+/**
+ * How the model is called for an answer; settings missing here take the dataset's.
+ */
+export type LlmOptions = {
+    /**
+     * The system prompt, instead of the topic's or the dataset's.
+     */
+    system_prompt?: string | null;
+    /**
+     * Send the completion before the chunks (after them by default).
+     */
+    completion_first?: boolean | null;
+    /**
+     * Stream the answer as text (the default), or send it whole as a JSON string.
+     */
+    stream_response?: boolean | null;
+    temperature?: number | null;
+    frequency_penalty?: number | null;
+    presence_penalty?: number | null;
+    max_tokens?: number | null;
+    stop_tokens?: Array<string> | null;
+    image_config?: ImageConfig | null;
+};
+
 export type LocationBoundingBox = {
     top_left: GeoInfo;
     bottom_right: GeoInfo;
@@ -1879,6 +2087,84 @@ export type RecommendResponseTypes = RecommendChunksResponseBody | V1RecommendCh
  * What the examples are compared by; `semantic` (dense vectors) by default.
  */
 export type RecommendType = 'semantic' | 'fulltext' | 'bm25';
+
+export type RegenerateMessageReqPayload = {
+    /**
+     * The topic asked in.
+     */
+    topic_id: string;
+    /**
+     * What is searched, instead of the question.
+     */
+    search_query?: string | null;
+    search_type?: SearchMethod | null;
+    filters?: ChunkFilter | null;
+    /**
+     * How many chunks the model is given; the dataset's `N_RETRIEVALS_TO_INCLUDE` when missing.
+     */
+    page_size?: number | null;
+    /**
+     * Leave out chunks scoring below this.
+     */
+    score_threshold?: number | null;
+    sort_options?: SortOptions | null;
+    highlight_options?: HighlightOptions | null;
+    typo_options?: TypoOptions | null;
+    /**
+     * Quoted words are required and `-words` excluded in the search.
+     */
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Leave stop words out of the search.
+     */
+    remove_stop_words?: boolean | null;
+    /**
+     * Search over groups, the model reading the best chunk of each group found.
+     */
+    use_group_search?: boolean | null;
+    /**
+     * Search with every user message of the topic, joined, instead of the last.
+     */
+    concat_user_messages_query?: boolean | null;
+    /**
+     * How many earlier messages of the topic the model reads (10 by default).
+     */
+    number_of_messages_to_include?: number | null;
+    context_options?: ContextOptions | null;
+    llm_options?: LlmOptions | null;
+    /**
+     * The model, instead of the dataset's `LLM_DEFAULT_MODEL`.
+     */
+    model?: string | null;
+    /**
+     * The answer when the search finds nothing.
+     */
+    no_result_message?: string | null;
+    /**
+     * What the model answers from, instead of the found chunks' texts (the chunks are still sent).
+     */
+    rag_context?: string | null;
+    /**
+     * Written before each chunk's `num_value` when the model is given it (a price, say).
+     */
+    currency?: string | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    only_include_docs_used?: boolean | null;
+    /**
+     * Not supported yet; a 400 says so when true.
+     */
+    use_agentic_search?: boolean | null;
+    /**
+     * Who asked, recorded with the search and the RAG query.
+     */
+    user_id?: string | null;
+    /**
+     * Any JSON value recorded with the RAG query.
+     */
+    metadata?: unknown;
+};
 
 /**
  * The chunk to take out of the group.
@@ -6214,6 +6500,226 @@ export type GetInvitationsResponses = {
 };
 
 export type GetInvitationsResponse = GetInvitationsResponses[keyof GetInvitationsResponses];
+
+export type RegenerateMessageData = {
+    body: RegenerateMessageReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message';
+};
+
+export type RegenerateMessageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type RegenerateMessageError = RegenerateMessageErrors[keyof RegenerateMessageErrors];
+
+export type RegenerateMessageResponses = {
+    /**
+     * The answer, streamed as text or whole as a JSON string.
+     */
+    200: string;
+};
+
+export type RegenerateMessageResponse = RegenerateMessageResponses[keyof RegenerateMessageResponses];
+
+export type RegenerateMessagePatchData = {
+    body: RegenerateMessageReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message';
+};
+
+export type RegenerateMessagePatchErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type RegenerateMessagePatchError = RegenerateMessagePatchErrors[keyof RegenerateMessagePatchErrors];
+
+export type RegenerateMessagePatchResponses = {
+    /**
+     * The answer, streamed as text or whole as a JSON string.
+     */
+    200: string;
+};
+
+export type RegenerateMessagePatchResponse = RegenerateMessagePatchResponses[keyof RegenerateMessagePatchResponses];
+
+export type CreateMessageData = {
+    body: CreateMessageReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message';
+};
+
+export type CreateMessageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type CreateMessageError = CreateMessageErrors[keyof CreateMessageErrors];
+
+export type CreateMessageResponses = {
+    /**
+     * The answer, streamed as text or whole as a JSON string.
+     */
+    200: string;
+};
+
+export type CreateMessageResponse = CreateMessageResponses[keyof CreateMessageResponses];
+
+export type EditMessageData = {
+    body: EditMessageReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message';
+};
+
+export type EditMessageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+    /**
+     * The organization's plan does not allow this request.
+     */
+    426: ErrorResponseBody;
+};
+
+export type EditMessageError = EditMessageErrors[keyof EditMessageErrors];
+
+export type EditMessageResponses = {
+    /**
+     * The answer, streamed as text or whole as a JSON string.
+     */
+    200: string;
+};
+
+export type EditMessageResponse = EditMessageResponses[keyof EditMessageResponses];
 
 export type GetMessageByIdData = {
     body?: never;

@@ -1,12 +1,12 @@
 // Topics: the memory of one conversation over a dataset, owned by an id of the caller's choosing,
-// and their messages, read here. A topic's copy copies its messages, and deleting a topic deletes
-// them (the table cascades).
+// and their messages, read and written here. A topic's copy copies its messages, and deleting a
+// topic deletes them (the table cascades). A question and its answer are written together.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { badRequest, notFound } from '../errors.js';
 import { timestamp } from '../format.js';
 
-interface TopicRow {
+export interface TopicRow {
   id: string;
   dataset_id: string;
   owner_id: string;
@@ -15,7 +15,7 @@ interface TopicRow {
   updated_at: Date;
 }
 
-interface MessageRow {
+export interface MessageRow {
   id: string;
   topic_id: string;
   dataset_id: string;
@@ -72,7 +72,7 @@ export function nameFromMessage(message: string | null | undefined): string {
 /** The name given, when it has more than white space. */
 const given = (name: string | null | undefined): string | null => (name?.trim() ? name.trim() : null);
 
-async function findTopic(db: Knex, datasetId: string, topicId: string): Promise<TopicRow> {
+export async function findTopic(db: Knex, datasetId: string, topicId: string): Promise<TopicRow> {
   const row = await db<TopicRow>('topics').where({ id: topicId, dataset_id: datasetId }).first();
   if (!row) throw notFound(`topic ${topicId} not found in this dataset`);
   return row;
@@ -147,4 +147,43 @@ export async function topicMessages(db: Knex, datasetId: string, topicId: string
   await findTopic(db, datasetId, topicId);
   const rows = await db<MessageRow>('messages').where({ topic_id: topicId }).orderBy('sort_order');
   return rows.map(messageRecord);
+}
+
+/** A topic's messages in their order. */
+export async function conversation(db: Knex, topicId: string): Promise<MessageRow[]> {
+  return db<MessageRow>('messages').where({ topic_id: topicId }).orderBy('sort_order');
+}
+
+export interface NewTurn {
+  topicId: string;
+  datasetId: string;
+  /** The topic's messages from this sort order on are replaced by the turn; null to add it at the end. */
+  replaceFrom: number | null;
+  /** Stored first (sort order 0) when the topic has no message yet. */
+  systemPrompt: string;
+  /** The question, or null when it is stored already (an answer given again). */
+  question: string | null;
+  answer: string;
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
+/**
+ * Writes a question and its answer at the end of the topic (after removing the messages they
+ * replace), under the topic's row lock so that two turns never take the same place. Returns how many
+ * messages it added; 404 when the topic was deleted meanwhile.
+ */
+export async function storeTurn(trx: Knex.Transaction, turn: NewTurn): Promise<number> {
+  const topic = await trx('topics').where({ id: turn.topicId, dataset_id: turn.datasetId }).forUpdate().first('id');
+  if (!topic) throw notFound(`topic ${turn.topicId} not found in this dataset`);
+  if (turn.replaceFrom != null) await trx('messages').where({ topic_id: turn.topicId }).where('sort_order', '>=', turn.replaceFrom).delete();
+  const [{ last }] = await trx('messages').where({ topic_id: turn.topicId }).max<{ last: number | null }[]>('sort_order as last');
+  const rows: Partial<MessageRow>[] = [];
+  if (last == null) rows.push({ role: 'system', content: turn.systemPrompt });
+  if (turn.question != null) rows.push({ role: 'user', content: turn.question });
+  rows.push({ role: 'assistant', content: turn.answer, prompt_tokens: turn.promptTokens, completion_tokens: turn.completionTokens });
+  const first = last == null ? 0 : last + 1;
+  await trx('messages').insert(rows.map((row, i) => ({ ...row, topic_id: turn.topicId, dataset_id: turn.datasetId, sort_order: first + i })));
+  await trx('topics').where({ id: turn.topicId }).update({ updated_at: trx.fn.now() });
+  return rows.length;
 }

@@ -24,6 +24,8 @@ export interface SearchOptions {
    * retrieve a window of chunks, their `page_size` counting groups.
    */
   pageSize?: number;
+  /** The search type recorded for analytics, instead of the search's own (a RAG call's search). */
+  recordAs?: string;
 }
 
 export interface Result {
@@ -62,7 +64,7 @@ export async function runSearch(
 ): Promise<SearchOutcome> {
   const found = await findHits(services, dataset, caller, request, options);
   const results = await loadResults(services, dataset, found, found.hits);
-  const id = recordSearch(services, dataset, found, results, options.prefix ? `autocomplete_${found.type}` : found.type);
+  const id = recordSearch(services, dataset, found, results, options.recordAs ?? (options.prefix ? `autocomplete_${found.type}` : found.type));
   const totalPages = options.getTotalPages ? Math.ceil(found.total / Math.max(found.pageSize, 1)) : 0;
   return { id, results, totalPages, correctedQuery: found.correctedQuery, payload: found.payload };
 }

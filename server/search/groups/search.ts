@@ -27,6 +27,8 @@ export interface GroupSearchOptions {
   page: number;
   getTotalPages: boolean;
   extendResults?: boolean;
+  /** The search type recorded for analytics, instead of the search's own (a RAG call's search). */
+  recordAs?: string;
 }
 
 export interface GroupSearchOutcome {
@@ -121,7 +123,7 @@ export async function searchOverGroups(
     dataset,
     { ...found, payload, started },
     results,
-    `${options.prefix ? 'autocomplete' : 'search_over_groups'}_${found.type}`,
+    options.recordAs ?? `${options.prefix ? 'autocomplete' : 'search_over_groups'}_${found.type}`,
   );
   const totalPages = options.getTotalPages ? Math.ceil(ranked.groups.length / Math.max(pageSize, 1)) : 0;
   return { id, groups, totalPages, correctedQuery: found.correctedQuery, payload };
