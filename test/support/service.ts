@@ -60,9 +60,10 @@ export async function serviceOn(environment: Record<string, string>): Promise<Te
   };
 }
 
-async function checkedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+/** A fetch whose every response is checked against the contract; `send` makes the request. */
+export async function checkedFetch(input: RequestInfo | URL, init?: RequestInit, send: typeof fetch = fetch): Promise<Response> {
   const request = new Request(input, init);
-  const response = await fetch(request.clone());
+  const response = await send(request.clone());
   const text = await response.clone().text();
   const contentType = response.headers.get('content-type');
   const body = text && contentType?.includes('json') ? JSON.parse(text) : text || undefined;
