@@ -323,7 +323,7 @@ describe('failures leave the topic as it was', () => {
     expect(await messagesOf(topic)).toEqual([]);
   });
 
-  it('stores nothing when the model fails, breaks off its stream, or the client leaves', async () => {
+  it('stores nothing when the model fails, answers nothing, breaks off its stream, or the client leaves', async () => {
     const topic = await newTopic();
     const queries = (await ragQueries()).length;
     standIn.otherwise = { kind: 'status', status: 500 };
@@ -332,6 +332,10 @@ describe('failures leave the topic as it was', () => {
       expect(reply.response.status).toBe(400);
       expect(reply.error!.message).toBe(`the LLM endpoint ${standIn.url} answered with status 500`);
     }
+    standIn.otherwise = { kind: 'answer', text: '' };
+    const empty = await ask(topic);
+    expect(empty.response.status).toBe(400);
+    expect(empty.error!.message).toMatch(/answered with an empty completion/);
     standIn.otherwise = { kind: 'cut', text: 'An answer that the model never finishes writing, word after word.' };
     const cut = await streamed('POST', { topic_id: topic, new_message_content: QUESTION });
     expect(cut.status).toBe(200);

@@ -98,6 +98,14 @@ describe('the LLM seam', () => {
     expect(parts.join('')).not.toBe('A long answer that never gets to its end.');
   });
 
+  it('names an empty answer, whole or streamed', async () => {
+    standIn.otherwise = { kind: 'answer', text: ' ' };
+    const empty = `the LLM endpoint ${standIn.url} answered with an empty completion`;
+    await expect(chatModel(tenant(), standIn.url).complete(request)).rejects.toThrow(empty);
+    standIn.otherwise = { kind: 'answer', text: '' };
+    await expect(collect(chatModel(tenant(), standIn.url).stream(request))).rejects.toThrow(empty);
+  });
+
   it('stops the request when the caller goes away', async () => {
     standIn.otherwise = { kind: 'answer', text: 'slow '.repeat(200), delayMs: 300 };
     const caller = new AbortController();

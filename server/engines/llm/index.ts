@@ -92,6 +92,7 @@ export function chatModel(outbound: OutboundSettings, baseUrl: string, apiVersio
       }
       const content = answer?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') throw new LlmError(`the LLM endpoint ${baseUrl} answered without a completion`);
+      if (!content.trim()) throw new LlmError(`the LLM endpoint ${baseUrl} answered with an empty completion`);
       return { content, promptTokens: answer.usage?.prompt_tokens ?? null, completionTokens: answer.usage?.completion_tokens ?? null };
     },
 
@@ -99,13 +100,18 @@ export function chatModel(outbound: OutboundSettings, baseUrl: string, apiVersio
       try {
         const chunks = await client.chat.completions.create({ ...body(request), stream: true }, { signal });
         let finished = false;
+        let said = false;
         for await (const chunk of chunks) {
           const choice = chunk?.choices?.[0];
-          if (typeof choice?.delta?.content === 'string' && choice.delta.content) yield choice.delta.content;
+          if (typeof choice?.delta?.content === 'string' && choice.delta.content) {
+            said ||= choice.delta.content.trim() !== '';
+            yield choice.delta.content;
+          }
           if (choice?.finish_reason) finished = true;
         }
         // The stream ended without saying the answer was done: it was cut off.
         if (!finished) throw new LlmError(`the LLM endpoint ${baseUrl} ended its answer before finishing it`);
+        if (!said) throw new LlmError(`the LLM endpoint ${baseUrl} answered with an empty completion`);
       } catch (error) {
         throw failure(error);
       }
