@@ -59,7 +59,8 @@ export class OutboundUnreachableError extends Error {
 export interface OutboundInit {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** Text, or bytes (a multipart upload). */
+  body?: string | Uint8Array;
   /** For the whole exchange, redirects included; with `streaming`, until the answer's headers. */
   timeoutMs: number;
   /** The body is read as it comes, for as long as it takes (a model's streamed answer). */

@@ -48,29 +48,7 @@ const ANSWER_TIMEOUT_MS = 120_000;
 const RETRIES = 2;
 
 export function chatModel(outbound: OutboundSettings, baseUrl: string, apiVersion: string | null = null): ChatModel {
-  const client = new OpenAI({
-    baseURL: baseUrl,
-    // The client insists on a key; outboundFetch drops it and adds the instance's where it belongs.
-    apiKey: 'unused',
-    maxRetries: RETRIES,
-    timeout: ANSWER_TIMEOUT_MS,
-    defaultQuery: apiVersion ? { 'api-version': apiVersion } : undefined,
-    fetch: (input, init) => {
-      const headers: Record<string, string> = {};
-      new Headers(init?.headers).forEach((value, name) => {
-        if (name !== 'authorization') headers[name] = value;
-      });
-      return outboundFetch(outbound, String(input instanceof Request ? input.url : input), {
-        method: (init?.method ?? 'GET') as 'GET' | 'POST',
-        headers,
-        body: typeof init?.body === 'string' ? init.body : undefined,
-        timeoutMs: ANSWER_TIMEOUT_MS,
-        streaming: true,
-        signal: init?.signal ?? undefined,
-        credential: 'llm',
-      }) as unknown as Promise<Response>;
-    },
-  });
+  const client = openaiClient(outbound, baseUrl, apiVersion);
   const failure = (error: unknown) => llmFailure(baseUrl, error);
   const body = (request: ChatRequest) => ({
     model: request.model,
@@ -119,7 +97,49 @@ export function chatModel(outbound: OutboundSettings, baseUrl: string, apiVersio
   };
 }
 
-function llmFailure(baseUrl: string, error: unknown): LlmError {
+/** Where a model is reached, and the outbound rules its requests follow. */
+export interface LlmEndpoint {
+  outbound: OutboundSettings;
+  baseUrl: string;
+  apiVersion: string | null;
+}
+
+/** The official client for an endpoint, every request going out through outboundFetch. */
+export function openaiClient(outbound: OutboundSettings, baseUrl: string, apiVersion: string | null = null): OpenAI {
+  return new OpenAI({
+    baseURL: baseUrl,
+    // The client insists on a key; outboundFetch drops it and adds the instance's where it belongs.
+    apiKey: 'unused',
+    maxRetries: RETRIES,
+    timeout: ANSWER_TIMEOUT_MS,
+    defaultQuery: apiVersion ? { 'api-version': apiVersion } : undefined,
+    fetch: async (input, init) => {
+      const headers: Record<string, string> = {};
+      new Headers(init?.headers).forEach((value, name) => {
+        if (name !== 'authorization') headers[name] = value;
+      });
+      let body: string | Uint8Array | undefined = typeof init?.body === 'string' ? init.body : undefined;
+      // An upload (images, audio) comes as FormData: encoded here, with its boundary, to bytes.
+      if (init?.body instanceof FormData) {
+        const encoded = new Response(init.body);
+        headers['content-type'] = encoded.headers.get('content-type') ?? 'multipart/form-data';
+        body = new Uint8Array(await encoded.arrayBuffer());
+      }
+      return outboundFetch(outbound, String(input instanceof Request ? input.url : input), {
+        method: (init?.method ?? 'GET') as 'GET' | 'POST',
+        headers,
+        body,
+        timeoutMs: ANSWER_TIMEOUT_MS,
+        streaming: true,
+        signal: init?.signal ?? undefined,
+        credential: 'llm',
+      }) as unknown as Promise<Response>;
+    },
+  });
+}
+
+/** A failure of a request to the endpoint as an LlmError; `expected` is what it should have answered. */
+export function llmFailure(baseUrl: string, error: unknown, expected = 'a chat completion'): LlmError {
   if (error instanceof LlmError) return error;
   const endpoint = `the LLM endpoint ${baseUrl}`;
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new LlmError(`${endpoint} did not answer within ${ANSWER_TIMEOUT_MS} ms`);
@@ -130,5 +150,5 @@ function llmFailure(baseUrl: string, error: unknown): LlmError {
     return new LlmError(`${endpoint} could not be reached${cause instanceof Error ? `: ${cause.message}` : ''}`);
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') return new LlmError(`${endpoint} answered with status ${error.status}`);
-  return new LlmError(`${endpoint} answered something that is not a chat completion`);
+  return new LlmError(`${endpoint} answered something that is not ${expected}`);
 }
