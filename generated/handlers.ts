@@ -39,7 +39,9 @@ export type DeleteOrganizationHandler = (ctx: OrganizationContext<T.DeleteOrgani
 export type DeleteOrganizationApiKeyHandler = (ctx: OrganizationContext<T.DeleteOrganizationApiKeyData>) => Promise<Reply<T.DeleteOrganizationApiKeyResponses, 204>>;
 export type DeleteTopicHandler = (ctx: DatasetContext<T.DeleteTopicData>) => Promise<Reply<T.DeleteTopicResponses, 204>>;
 export type DeleteUserApiKeyHandler = (ctx: CallerContext<T.DeleteUserApiKeyData>) => Promise<Reply<T.DeleteUserApiKeyResponses, 204>>;
+export type EditImageHandler = (ctx: DatasetContext<T.EditImageData>) => Promise<Reply<T.EditImageResponses, 200>>;
 export type EditMessageHandler = (ctx: DatasetContext<T.EditMessageData>) => Promise<Reply<T.EditMessageResponses, 200>>;
+export type GenerateMessageCompletionsHandler = (ctx: DatasetContext<T.GenerateMessageCompletionsData>) => Promise<Reply<T.GenerateMessageCompletionsResponses, 200>>;
 export type GenerateOffChunksHandler = (ctx: DatasetContext<T.GenerateOffChunksData>) => Promise<Reply<T.GenerateOffChunksResponses, 200>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
 export type GetAllTopicMessagesHandler = (ctx: DatasetContext<T.GetAllTopicMessagesData>) => Promise<Reply<T.GetAllTopicMessagesResponses, 200>>;
@@ -74,6 +76,7 @@ export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>
 export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
 export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
 export type GetSuggestedQueriesHandler = (ctx: DatasetContext<T.GetSuggestedQueriesData>) => Promise<Reply<T.GetSuggestedQueriesResponses, 200>>;
+export type GetToolFunctionParamsHandler = (ctx: DatasetContext<T.GetToolFunctionParamsData>) => Promise<Reply<T.GetToolFunctionParamsResponses, 200>>;
 export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
@@ -86,6 +89,7 @@ export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => P
 export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsData>) => Promise<Reply<T.SearchOverGroupsResponses, 200>>;
 export type SearchWithinGroupHandler = (ctx: DatasetContext<T.SearchWithinGroupData>) => Promise<Reply<T.SearchWithinGroupResponses, 200>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
+export type TranscribeAudioHandler = (ctx: DatasetContext<T.TranscribeAudioData>) => Promise<Reply<T.TranscribeAudioResponses, 200>>;
 export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
 export type UpdateChunkHandler = (ctx: DatasetContext<T.UpdateChunkData>) => Promise<Reply<T.UpdateChunkResponses, 204>>;
 export type UpdateChunkByTrackingIdHandler = (ctx: DatasetContext<T.UpdateChunkByTrackingIdData>) => Promise<Reply<T.UpdateChunkByTrackingIdResponses, 204>>;
@@ -131,7 +135,9 @@ export interface Handlers {
   delete_organization_api_key: DeleteOrganizationApiKeyHandler;
   delete_topic: DeleteTopicHandler;
   delete_user_api_key: DeleteUserApiKeyHandler;
+  edit_image: EditImageHandler;
   edit_message: EditMessageHandler;
+  generate_message_completions: GenerateMessageCompletionsHandler;
   generate_off_chunks: GenerateOffChunksHandler;
   get_all_tags: GetAllTagsHandler;
   get_all_topic_messages: GetAllTopicMessagesHandler;
@@ -166,6 +172,7 @@ export interface Handlers {
   get_recommended_chunks: GetRecommendedChunksHandler;
   get_recommended_groups: GetRecommendedGroupsHandler;
   get_suggested_queries: GetSuggestedQueriesHandler;
+  get_tool_function_params: GetToolFunctionParamsHandler;
   get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
@@ -178,6 +185,7 @@ export interface Handlers {
   search_over_groups: SearchOverGroupsHandler;
   search_within_group: SearchWithinGroupHandler;
   split_html_content: SplitHtmlContentHandler;
+  transcribe_audio: TranscribeAudioHandler;
   update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
   update_chunk: UpdateChunkHandler;
   update_chunk_by_tracking_id: UpdateChunkByTrackingIdHandler;
@@ -224,7 +232,9 @@ export const operations = {
   delete_organization_api_key: { method: 'delete', path: '/api/organization/api_key/{api_key_id}', role: 0, scope: 'organization' },
   delete_topic: { method: 'delete', path: '/api/topic/{topic_id}', role: 1, scope: 'dataset' },
   delete_user_api_key: { method: 'delete', path: '/api/user/api_key/{api_key_id}', role: 0, scope: 'none' },
+  edit_image: { method: 'post', path: '/api/message/edit_image', role: 1, scope: 'dataset' },
   edit_message: { method: 'put', path: '/api/message', role: 1, scope: 'dataset' },
+  generate_message_completions: { method: 'post', path: '/api/message/generate_message_completions', role: 1, scope: 'dataset' },
   generate_off_chunks: { method: 'post', path: '/api/chunk/generate', role: 0, scope: 'dataset' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
   get_all_topic_messages: { method: 'get', path: '/api/messages/{messages_topic_id}', role: 0, scope: 'dataset' },
@@ -259,6 +269,7 @@ export const operations = {
   get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
   get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },
   get_suggested_queries: { method: 'post', path: '/api/chunk/suggestions', role: 0, scope: 'dataset' },
+  get_tool_function_params: { method: 'post', path: '/api/message/get_tool_function_params', role: 1, scope: 'dataset' },
   get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
@@ -271,6 +282,7 @@ export const operations = {
   search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_search', role: 0, scope: 'dataset' },
   search_within_group: { method: 'post', path: '/api/chunk_group/search', role: 0, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
+  transcribe_audio: { method: 'post', path: '/api/message/transcribe_audio', role: 1, scope: 'dataset' },
   update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },
   update_chunk: { method: 'put', path: '/api/chunk', role: 1, scope: 'dataset' },
   update_chunk_by_tracking_id: { method: 'put', path: '/api/chunk/tracking_id/update', role: 1, scope: 'dataset' },

@@ -2,7 +2,7 @@
 
 import type { Client, Options as Options2, TDataShape } from './client';
 import { client } from './client.gen';
-import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CloneTopicData, CloneTopicErrors, CloneTopicResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateMessageData, CreateMessageErrors, CreateMessageResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, CreateTopicData, CreateTopicErrors, CreateTopicResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteTopicData, DeleteTopicErrors, DeleteTopicResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, EditMessageData, EditMessageErrors, EditMessageResponses, GenerateOffChunksData, GenerateOffChunksErrors, GenerateOffChunksResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetAllTopicMessagesData, GetAllTopicMessagesErrors, GetAllTopicMessagesResponses, GetAllTopicsForOwnerIdData, GetAllTopicsForOwnerIdErrors, GetAllTopicsForOwnerIdResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetMessageByIdData, GetMessageByIdErrors, GetMessageByIdResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetSuggestedQueriesData, GetSuggestedQueriesErrors, GetSuggestedQueriesResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RegenerateMessageData, RegenerateMessageErrors, RegenerateMessagePatchData, RegenerateMessagePatchErrors, RegenerateMessagePatchResponses, RegenerateMessageResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateTopicData, UpdateTopicErrors, UpdateTopicResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
+import type { AddChunkToGroupByTrackingIdData, AddChunkToGroupByTrackingIdErrors, AddChunkToGroupByTrackingIdResponses, AddChunkToGroupData, AddChunkToGroupErrors, AddChunkToGroupResponses, AutocompleteData, AutocompleteErrors, AutocompleteResponses, AutocompleteSearchOverGroupsData, AutocompleteSearchOverGroupsErrors, AutocompleteSearchOverGroupsResponses, BatchCreateDatasetsData, BatchCreateDatasetsErrors, BatchCreateDatasetsResponses, BulkDeleteChunkData, BulkDeleteChunkErrors, BulkDeleteChunkResponses, ClearDatasetData, ClearDatasetErrors, ClearDatasetResponses, CloneDatasetData, CloneDatasetErrors, CloneDatasetResponses, CloneTopicData, CloneTopicErrors, CloneTopicResponses, CountChunksData, CountChunksErrors, CountChunksResponses, CountGroupChunksData, CountGroupChunksErrors, CountGroupChunksResponses, CreateApiOnlyUserData, CreateApiOnlyUserErrors, CreateApiOnlyUserResponses, CreateChunkData, CreateChunkErrors, CreateChunkGroupData, CreateChunkGroupErrors, CreateChunkGroupResponses, CreateChunkResponses, CreateDatasetData, CreateDatasetErrors, CreateDatasetResponses, CreateMessageData, CreateMessageErrors, CreateMessageResponses, CreateOrganizationApiKeyData, CreateOrganizationApiKeyErrors, CreateOrganizationApiKeyResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreatePresignedUrlForCsvJsonlData, CreatePresignedUrlForCsvJsonlErrors, CreatePresignedUrlForCsvJsonlResponses, CreateTopicData, CreateTopicErrors, CreateTopicResponses, DeleteChunkByTrackingIdData, DeleteChunkByTrackingIdErrors, DeleteChunkByTrackingIdResponses, DeleteChunkData, DeleteChunkErrors, DeleteChunkGroupData, DeleteChunkGroupErrors, DeleteChunkGroupResponses, DeleteChunkResponses, DeleteDatasetByTrackingIdData, DeleteDatasetByTrackingIdErrors, DeleteDatasetByTrackingIdResponses, DeleteDatasetData, DeleteDatasetErrors, DeleteDatasetResponses, DeleteFileHandlerData, DeleteFileHandlerErrors, DeleteFileHandlerResponses, DeleteGroupByTrackingIdData, DeleteGroupByTrackingIdErrors, DeleteGroupByTrackingIdResponses, DeleteInvitationData, DeleteInvitationErrors, DeleteInvitationResponses, DeleteOrganizationApiKeyData, DeleteOrganizationApiKeyErrors, DeleteOrganizationApiKeyResponses, DeleteOrganizationData, DeleteOrganizationErrors, DeleteOrganizationResponses, DeleteTopicData, DeleteTopicErrors, DeleteTopicResponses, DeleteUserApiKeyData, DeleteUserApiKeyErrors, DeleteUserApiKeyResponses, EditImageData, EditImageErrors, EditImageResponses, EditMessageData, EditMessageErrors, EditMessageResponses, GenerateMessageCompletionsData, GenerateMessageCompletionsErrors, GenerateMessageCompletionsResponses, GenerateOffChunksData, GenerateOffChunksErrors, GenerateOffChunksResponses, GetAllTagsData, GetAllTagsErrors, GetAllTagsResponses, GetAllTopicMessagesData, GetAllTopicMessagesErrors, GetAllTopicMessagesResponses, GetAllTopicsForOwnerIdData, GetAllTopicsForOwnerIdErrors, GetAllTopicsForOwnerIdResponses, GetChunkByIdData, GetChunkByIdErrors, GetChunkByIdResponses, GetChunkByTrackingIdData, GetChunkByTrackingIdErrors, GetChunkByTrackingIdResponses, GetChunkGroupData, GetChunkGroupErrors, GetChunkGroupResponses, GetChunksByIdsData, GetChunksByIdsErrors, GetChunksByIdsResponses, GetChunksByTrackingIdsData, GetChunksByTrackingIdsErrors, GetChunksByTrackingIdsResponses, GetChunksInGroupByTrackingIdData, GetChunksInGroupByTrackingIdErrors, GetChunksInGroupByTrackingIdResponses, GetChunksInGroupData, GetChunksInGroupErrors, GetChunksInGroupResponses, GetCrawlRequestsForDatasetData, GetCrawlRequestsForDatasetErrors, GetCrawlRequestsForDatasetResponses, GetDatasetByTrackingIdData, GetDatasetByTrackingIdErrors, GetDatasetByTrackingIdResponses, GetDatasetData, GetDatasetErrors, GetDatasetFilesAndGroupIdsHandlerData, GetDatasetFilesAndGroupIdsHandlerErrors, GetDatasetFilesAndGroupIdsHandlerResponses, GetDatasetQueueLengthsData, GetDatasetQueueLengthsErrors, GetDatasetQueueLengthsResponses, GetDatasetResponses, GetDatasetsFromOrganizationData, GetDatasetsFromOrganizationErrors, GetDatasetsFromOrganizationResponses, GetEventsData, GetEventsErrors, GetEventsResponses, GetFileHandlerData, GetFileHandlerErrors, GetFileHandlerResponses, GetFilesCursorHandlerData, GetFilesCursorHandlerErrors, GetFilesCursorHandlerResponses, GetGroupByTrackingIdData, GetGroupByTrackingIdErrors, GetGroupByTrackingIdResponses, GetGroupsForChunksData, GetGroupsForChunksErrors, GetGroupsForChunksResponses, GetGroupsForDatasetData, GetGroupsForDatasetErrors, GetGroupsForDatasetResponses, GetInvitationsData, GetInvitationsErrors, GetInvitationsResponses, GetMeData, GetMeErrors, GetMeResponses, GetMessageByIdData, GetMessageByIdErrors, GetMessageByIdResponses, GetOrganizationApiKeysData, GetOrganizationApiKeysErrors, GetOrganizationApiKeysResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetOrganizationUsageData, GetOrganizationUsageErrors, GetOrganizationUsageResponses, GetOrganizationUsersData, GetOrganizationUsersErrors, GetOrganizationUsersResponses, GetRagAnalyticsData, GetRagAnalyticsErrors, GetRagAnalyticsResponses, GetRecommendedChunksData, GetRecommendedChunksErrors, GetRecommendedChunksResponses, GetRecommendedGroupsData, GetRecommendedGroupsErrors, GetRecommendedGroupsResponses, GetSuggestedQueriesData, GetSuggestedQueriesErrors, GetSuggestedQueriesResponses, GetToolFunctionParamsData, GetToolFunctionParamsErrors, GetToolFunctionParamsResponses, GetUsageByDatasetIdData, GetUsageByDatasetIdErrors, GetUsageByDatasetIdResponses, GetUserApiKeysData, GetUserApiKeysErrors, GetUserApiKeysResponses, HealthCheckData, HealthCheckErrors, HealthCheckResponses, PostInvitationData, PostInvitationErrors, PostInvitationResponses, RegenerateMessageData, RegenerateMessageErrors, RegenerateMessagePatchData, RegenerateMessagePatchErrors, RegenerateMessagePatchResponses, RegenerateMessageResponses, RemoveChunkFromGroupData, RemoveChunkFromGroupErrors, RemoveChunkFromGroupResponses, ScrollDatasetChunksData, ScrollDatasetChunksErrors, ScrollDatasetChunksResponses, SearchChunksData, SearchChunksErrors, SearchChunksResponses, SearchOverGroupsData, SearchOverGroupsErrors, SearchOverGroupsResponses, SearchWithinGroupData, SearchWithinGroupErrors, SearchWithinGroupResponses, SplitHtmlContentData, SplitHtmlContentErrors, SplitHtmlContentResponses, TranscribeAudioData, TranscribeAudioErrors, TranscribeAudioResponses, UpdateAllOrgDatasetConfigsData, UpdateAllOrgDatasetConfigsErrors, UpdateAllOrgDatasetConfigsResponses, UpdateChunkByTrackingIdData, UpdateChunkByTrackingIdErrors, UpdateChunkByTrackingIdResponses, UpdateChunkData, UpdateChunkErrors, UpdateChunkGroupData, UpdateChunkGroupErrors, UpdateChunkGroupResponses, UpdateChunkResponses, UpdateDatasetData, UpdateDatasetErrors, UpdateDatasetResponses, UpdateOrganizationData, UpdateOrganizationErrors, UpdateOrganizationResponses, UpdateTopicData, UpdateTopicErrors, UpdateTopicResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UploadFileHandlerData, UploadFileHandlerErrors, UploadFileHandlerResponses, UploadHtmlPageData, UploadHtmlPageErrors, UploadHtmlPageResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -979,6 +979,102 @@ export const getMessageById = <ThrowOnError extends boolean = false>(options: Op
     security: [{ name: 'Authorization', type: 'apiKey' }],
     url: '/api/message/{message_id}',
     ...options
+});
+
+/**
+ * Edit images as a prompt describes
+ *
+ * Sends `input_images` and `prompt` to the images edit operation (`/images/edits`) of the dataset's
+ * endpoint (its `LLM_BASE_URL`, else the instance's) with the model `gpt-image-1`, and answers the
+ * images made, each as a `data:` URL holding the image (nothing is stored).
+ *
+ * Each input image is given as base64 or as a URL, which the service fetches: URLs must be public
+ * (private addresses are reached only when the instance's `OUTBOUND_ALLOW_PRIVATE` allows them). The
+ * images must be PNG, JPEG or WebP, as their first bytes show, and all of them together at most 20 MB;
+ * with `mime_type` (other than `application/octet-stream`) each must be of that type. `n` images are made
+ * (1 by default) of `size` (1024x1024 by default) at `quality` (low by default).
+ *
+ * Without an endpoint the answer is 400 naming the setting to configure; a failing endpoint is 400
+ * naming it and its status.
+ */
+export const editImage = <ThrowOnError extends boolean = false>(options: Options<EditImageData, ThrowOnError>) => (options.client ?? client).post<EditImageResponses, EditImageErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message/edit_image',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Complete a system and a user message
+ *
+ * Sends `system_message` and `user_message` to the dataset's model, nothing else (no chunks, no topic),
+ * and answers the model's reply whole as text. Nothing is recorded.
+ *
+ * The endpoint is the dataset's `LLM_BASE_URL`, else the instance's; the model is the dataset's
+ * `LLM_DEFAULT_MODEL`, else the instance's. Without an endpoint or a model the answer is 400 naming the
+ * setting to configure; a failing endpoint is 400 naming it and its status.
+ */
+export const generateMessageCompletions = <ThrowOnError extends boolean = false>(options: Options<GenerateMessageCompletionsData, ThrowOnError>) => (options.client ?? client).post<GenerateMessageCompletionsResponses, GenerateMessageCompletionsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message/generate_message_completions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Have the model fill in a function's parameters
+ *
+ * Gives the dataset's model one message (the text of `user_message_text`, with the images of
+ * `image_url` and `image_urls` as image parts) and one function tool built from `tool_function`: an
+ * object whose properties are its parameters, each with its type and description, all of them required.
+ * The model is made to call that function, and the answer is the arguments of its call: only the
+ * parameters declared, and only when of the declared type. `parameters` is null when the model made no
+ * call, or one whose arguments are not a JSON object.
+ *
+ * With `audio_input` (base64 audio, as `transcribe_audio` takes it), the audio is transcribed first
+ * and its text is the message instead of `user_message_text`. At least one of `user_message_text`,
+ * `audio_input`, `image_url` or `image_urls` must be given.
+ *
+ * The endpoint is the dataset's `LLM_BASE_URL`, else the instance's; the model is `model`, else the
+ * dataset's `LLM_DEFAULT_MODEL`, else the instance's; the temperature is `temperature`, else the
+ * dataset's `TEMPERATURE`. Without an endpoint or a model the answer is 400 naming the setting to
+ * configure; a failing endpoint is 400 naming it and its status.
+ */
+export const getToolFunctionParams = <ThrowOnError extends boolean = false>(options: Options<GetToolFunctionParamsData, ThrowOnError>) => (options.client ?? client).post<GetToolFunctionParamsResponses, GetToolFunctionParamsErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message/get_tool_function_params',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Transcribe audio to text
+ *
+ * Sends the audio of `base64_audio` to the transcription operation (`/audio/transcriptions`) of the
+ * dataset's endpoint (its `LLM_BASE_URL`, else the instance's) with the model `whisper-1`, and answers
+ * the text heard. The audio must be MP3, WAV, Ogg, FLAC, WebM or MP4/M4A, as its first bytes show, and at
+ * most 25 MB once decoded (a request body is also bounded by the instance's `JSON_BODY_LIMIT`).
+ *
+ * Without an endpoint the answer is 400 naming the setting to configure; a failing endpoint is 400
+ * naming it and its status.
+ */
+export const transcribeAudio = <ThrowOnError extends boolean = false>(options: Options<TranscribeAudioData, ThrowOnError>) => (options.client ?? client).post<TranscribeAudioResponses, TranscribeAudioErrors, ThrowOnError>({
+    security: [{ name: 'Authorization', type: 'apiKey' }],
+    url: '/api/message/transcribe_audio',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

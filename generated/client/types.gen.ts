@@ -1071,6 +1071,24 @@ export type DeprecatedSearchOverGroupsResponseBody = {
  */
 export type DistanceMetric = 'euclidean' | 'cosine' | 'manhattan' | 'dot';
 
+export type EditImageReqPayload = {
+    input_images: Array<ImageUpload>;
+    /**
+     * The edit wanted.
+     */
+    prompt: string;
+    /**
+     * The type every image must be: `image/png`, `image/jpeg`, `image/webp`, or `application/octet-stream` for any of them.
+     */
+    mime_type?: string | null;
+    /**
+     * How many images to make (1 when missing).
+     */
+    n?: number | null;
+    quality?: InputImageQuality | null;
+    size?: InputImageSize | null;
+};
+
 export type EditMessageReqPayload = {
     /**
      * The topic asked in.
@@ -1361,6 +1379,17 @@ export type FullTextBoost = {
     boost_factor: number;
 };
 
+export type GenerateMessageCompletionsReqPayload = {
+    /**
+     * What the model is told to be or do.
+     */
+    system_message: string;
+    /**
+     * The message the model replies to.
+     */
+    user_message: string;
+};
+
 export type GenerateOffChunksReqPayload = {
     /**
      * The conversation so far; its last message is the one answered.
@@ -1519,6 +1548,37 @@ export type GetOrganizationUsageReqPayload = {
     v1_usage?: boolean | null;
 };
 
+export type GetToolFunctionParamsReqPayload = {
+    tool_function: ToolFunction;
+    /**
+     * The message the model fills in the parameters from.
+     */
+    user_message_text?: string | null;
+    /**
+     * An image given to the model with the message (kept for compatibility; see `image_urls`).
+     */
+    image_url?: string | null;
+    /**
+     * Images given to the model with the message.
+     */
+    image_urls?: Array<string> | null;
+    /**
+     * Base64 audio whose transcription is the message, instead of `user_message_text`.
+     */
+    audio_input?: string | null;
+    model?: string | null;
+    temperature?: number | null;
+};
+
+export type GetToolFunctionParamsRespBody = {
+    /**
+     * The declared parameters the model gave, by name; null when it made no usable call.
+     */
+    parameters?: {
+        [key: string]: unknown;
+    } | null;
+};
+
 export type GetTrackingChunksData = {
     tracking_ids: Array<string>;
 };
@@ -1629,6 +1689,37 @@ export type ImageConfig = {
      */
     images_per_chunk?: number | null;
 };
+
+export type ImageEditResponse = {
+    /**
+     * The images made, each a `data:` URL holding the image.
+     */
+    image_urls: Array<string>;
+};
+
+export type ImageSourceType = {
+    /**
+     * The image's bytes in base64.
+     */
+    base64: string;
+} | {
+    /**
+     * Where the service fetches the image.
+     */
+    url: string;
+};
+
+export type ImageUpload = {
+    image_src: ImageSourceType;
+    /**
+     * The name the image is sent under.
+     */
+    file_name: string;
+};
+
+export type InputImageQuality = 'low' | 'medium' | 'high';
+
+export type InputImageSize = '1024x1024' | '1024x1536' | '1536x1024';
 
 /**
  * An invitation of an email to an organization.
@@ -2747,6 +2838,32 @@ export type ToolConfiguration = {
     query_tool_options?: QueryToolOptions | null;
 };
 
+export type ToolFunction = {
+    /**
+     * The function's name, as the model sees it.
+     */
+    name: string;
+    /**
+     * What the function is for, for the model.
+     */
+    description: string;
+    parameters: Array<ToolFunctionParameter>;
+};
+
+export type ToolFunctionParameter = {
+    /**
+     * The parameter's name, unique among the function's parameters.
+     */
+    name: string;
+    parameter_type: ToolFunctionParameterType;
+    /**
+     * What the parameter means, for the model.
+     */
+    description: string;
+};
+
+export type ToolFunctionParameterType = 'number' | 'boolean';
+
 export type Topic = {
     id: string;
     name: string;
@@ -2758,6 +2875,13 @@ export type Topic = {
     updated_at: Timestamp;
     dataset_id: string;
     owner_id: string;
+};
+
+export type TranscribeAudioReqPayload = {
+    /**
+     * The audio's bytes in base64.
+     */
+    base64_audio: string;
 };
 
 /**
@@ -6768,6 +6892,210 @@ export type GetMessageByIdResponses = {
 };
 
 export type GetMessageByIdResponse = GetMessageByIdResponses[keyof GetMessageByIdResponses];
+
+export type EditImageData = {
+    body: EditImageReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message/edit_image';
+};
+
+export type EditImageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type EditImageError = EditImageErrors[keyof EditImageErrors];
+
+export type EditImageResponses = {
+    /**
+     * The images made.
+     */
+    200: ImageEditResponse;
+};
+
+export type EditImageResponse = EditImageResponses[keyof EditImageResponses];
+
+export type GenerateMessageCompletionsData = {
+    body: GenerateMessageCompletionsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message/generate_message_completions';
+};
+
+export type GenerateMessageCompletionsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GenerateMessageCompletionsError = GenerateMessageCompletionsErrors[keyof GenerateMessageCompletionsErrors];
+
+export type GenerateMessageCompletionsResponses = {
+    /**
+     * The model's reply.
+     */
+    200: string;
+};
+
+export type GenerateMessageCompletionsResponse = GenerateMessageCompletionsResponses[keyof GenerateMessageCompletionsResponses];
+
+export type GetToolFunctionParamsData = {
+    body: GetToolFunctionParamsReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message/get_tool_function_params';
+};
+
+export type GetToolFunctionParamsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetToolFunctionParamsError = GetToolFunctionParamsErrors[keyof GetToolFunctionParamsErrors];
+
+export type GetToolFunctionParamsResponses = {
+    /**
+     * The arguments the model gave the function.
+     */
+    200: GetToolFunctionParamsRespBody;
+};
+
+export type GetToolFunctionParamsResponse = GetToolFunctionParamsResponses[keyof GetToolFunctionParamsResponses];
+
+export type TranscribeAudioData = {
+    body: TranscribeAudioReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/message/transcribe_audio';
+};
+
+export type TranscribeAudioErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type TranscribeAudioError = TranscribeAudioErrors[keyof TranscribeAudioErrors];
+
+export type TranscribeAudioResponses = {
+    /**
+     * The text of the audio.
+     */
+    200: string;
+};
+
+export type TranscribeAudioResponse = TranscribeAudioResponses[keyof TranscribeAudioResponses];
 
 export type GetAllTopicMessagesData = {
     body?: never;

@@ -10,6 +10,7 @@ import * as file from './file.js';
 import * as health from './health.js';
 import * as invitation from './invitation.js';
 import * as message from './message.js';
+import * as messageTools from './messageTools.js';
 import * as organization from './organization.js';
 import * as topic from './topic.js';
 import * as user from './user.js';
@@ -28,4 +29,5 @@ export const handlers: Handlers = {
   ...analytics,
   ...topic,
   ...message,
+  ...messageTools,
 };
