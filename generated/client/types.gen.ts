@@ -632,15 +632,15 @@ export type CreateMessageReqPayload = {
      */
     topic_id: string;
     /**
-     * The question; required, and not blank.
+     * The question; required, with more than white space, unless `audio_input` is given.
      */
     new_message_content?: string | null;
     /**
-     * Not supported yet; leave it out or empty.
+     * Images the model looks at with the question (URLs the model's endpoint can read, or data URLs).
      */
     image_urls?: Array<string> | null;
     /**
-     * Not supported yet (a 400 says so); send the question as `new_message_content`.
+     * The question spoken, base64-encoded audio (MP3, WAV, Ogg, FLAC, WebM or MP4/M4A, at most 25 MB), transcribed by the endpoint's `whisper-1` and asked instead of `new_message_content`; 400 when nothing is heard.
      */
     audio_input?: string | null;
     /**
@@ -1099,15 +1099,15 @@ export type EditMessageReqPayload = {
      */
     message_sort_order: number;
     /**
-     * The question; required, and not blank.
+     * The question; required, with more than white space, unless `audio_input` is given.
      */
     new_message_content?: string | null;
     /**
-     * Not supported yet; leave it out or empty.
+     * Images the model looks at with the question (URLs the model's endpoint can read, or data URLs).
      */
     image_urls?: Array<string> | null;
     /**
-     * Not supported yet (a 400 says so); send the question as `new_message_content`.
+     * The question spoken, base64-encoded audio (MP3, WAV, Ogg, FLAC, WebM or MP4/M4A, at most 25 MB), transcribed by the endpoint's `whisper-1` and asked instead of `new_message_content`; 400 when nothing is heard.
      */
     audio_input?: string | null;
     /**
@@ -1432,7 +1432,7 @@ export type GenerateOffChunksReqPayload = {
      */
     image_urls?: Array<string> | null;
     /**
-     * Not supported yet (a 400 says so); the final message of `prev_messages` is answered.
+     * The final question spoken, base64-encoded audio (MP3, WAV, Ogg, FLAC, WebM or MP4/M4A, at most 25 MB), transcribed by the endpoint's `whisper-1`; its text replaces the final message of `prev_messages`.
      */
     audio_input?: string | null;
 };

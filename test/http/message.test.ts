@@ -13,6 +13,7 @@ import {
   createMessage,
   createOrganization,
   createTopic,
+  deleteChunk,
   editMessage,
   getAllTopicMessages,
   getRagAnalytics,
@@ -223,6 +224,50 @@ describe('asking in a topic', () => {
   });
 });
 
+describe('spoken questions and images', () => {
+  const WAV = Buffer.concat([Buffer.from('RIFF'), Buffer.from([36, 0, 0, 0]), Buffer.from('WAVEfmt '), Buffer.alloc(40, 0)]).toString('base64');
+
+  it('asks the transcription of audio_input, and stores it as the question', async () => {
+    const topic = await newTopic();
+    standIn.next = [{ kind: 'answer', text: ` ${QUESTION} ` }];
+    const { data } = await ask(topic, { new_message_content: null, audio_input: WAV, search_type: 'bm25', llm_options: { stream_response: false } });
+    expect(split(data as string).completion).toBe('It ends above the Massa gorge.');
+    expect(standIn.received.map((r) => r.path)).toEqual(['/v1/audio/transcriptions', '/v1/chat/completions']);
+    expect(standIn.received[1].body.messages.at(-1)!.content).toBe(`Answer from the documents: ${QUESTION}`);
+    expect((await messagesOf(topic))[1].content).toBe(QUESTION);
+
+    standIn.next = [{ kind: 'answer', text: '' }];
+    const silent = await ask(topic, { audio_input: WAV });
+    expect(silent.response.status).toBe(400);
+    expect(silent.error!.message).toMatch(/audio_input: nothing was heard/);
+    expect(await messagesOf(topic)).toHaveLength(3);
+  });
+
+  it("shows the model the caller's images and, with image_config, the chunks' images", async () => {
+    const { data } = await createChunk({
+      client: service.client(),
+      headers: ds(),
+      body: { chunk_html: '<p>The Aletsch glacier seen from the Eggishorn.</p>', image_urls: ['https://img.example/a.png', 'https://img.example/b.png'] },
+      throwOnError: true,
+    });
+    const pictured = (data as { chunk_metadata: { id: string } }).chunk_metadata.id;
+    const topic = await newTopic();
+    await ask(topic, {
+      search_query: 'Eggishorn',
+      search_type: 'bm25',
+      image_urls: ['https://img.example/mine.jpg'],
+      llm_options: { stream_response: false, image_config: { use_images: true, images_per_chunk: 1 } },
+    });
+    const last = standIn.received[0].body.messages.at(-1)! as unknown as { content: unknown };
+    expect(last.content).toEqual([
+      { type: 'text', text: `Answer from the documents: ${QUESTION}` },
+      { type: 'image_url', image_url: { url: 'https://img.example/mine.jpg' } },
+      { type: 'image_url', image_url: { url: 'https://img.example/a.png' } },
+    ]);
+    await deleteChunk({ client: service.client(), headers: ds(), path: { chunk_id: pictured }, throwOnError: true });
+  });
+});
+
 describe('asking again', () => {
   it('edit_message replaces a question and everything after it once the new answer is complete', async () => {
     const topic = await newTopic();
@@ -309,7 +354,7 @@ describe('failures leave the topic as it was', () => {
       [{ new_message_content: null }, 400, /new_message_content/],
       [{ topic_id: UNKNOWN }, 404, new RegExp(UNKNOWN)],
       [{ topic_id: foreign }, 404, new RegExp(foreign)],
-      [{ audio_input: 'AAAA' }, 400, /audio_input/],
+      [{ audio_input: 'AAAA' }, 400, /audio_input is not audio of a known format/],
       [{ use_agentic_search: true }, 400, /use_agentic_search/],
       [{ only_include_docs_used: true }, 400, /only_include_docs_used/],
       [{ page_size: 1000 }, 400, /page_size/],

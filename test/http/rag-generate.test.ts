@@ -128,6 +128,24 @@ describe('an answer from chosen chunks', () => {
     expect((recorded!.results as { id: string }[]).map((r) => r.id)).toEqual([chunkIds[0]]);
   });
 
+  it('answers a spoken final message, and shows the model the images given', async () => {
+    const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.from([36, 0, 0, 0]), Buffer.from('WAVEfmt '), Buffer.alloc(40, 0)]).toString('base64');
+    standIn.next = [{ kind: 'answer', text: 'How long is the glacier?' }];
+    const { response } = await generateOffChunks({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { chunk_ids: [chunkIds[0]], prev_messages: [question], audio_input: wav, image_urls: ['https://img.example/glacier.jpg'], stream_response: false },
+    });
+    expect(response.status).toBe(200);
+    expect(standIn.received.map((r) => r.path)).toEqual(['/v1/audio/transcriptions', '/v1/chat/completions']);
+    expect((standIn.received[1].body.messages.at(-1) as unknown as { content: unknown }).content).toEqual([
+      { type: 'text', text: 'Answer from the documents: How long is the glacier?' },
+      { type: 'image_url', image_url: { url: 'https://img.example/glacier.jpg' } },
+    ]);
+    const recorded = (await ragQueries()).find((q) => q.id === response.headers.get('SVC-QueryID'));
+    expect(recorded!.user_message).toBe('Answer from the documents: How long is the glacier?');
+  });
+
   it('flags the numbers and names of an answer that no chunk nor message holds', async () => {
     standIn.otherwise = { kind: 'answer', text: 'It ends near Brig, after 23 km. The Massa gorge follows.' };
     const { response } = await generateOffChunks({
@@ -203,7 +221,7 @@ describe('failures', () => {
       [{ chunk_ids: [UNKNOWN] }, 404, new RegExp(UNKNOWN)],
       [{ chunk_ids: ['nope'] }, 400, /chunk_ids/],
       [{ temperature: 3 }, 400, /temperature/],
-      [{ audio_input: 'AAAA' }, 400, /audio_input/],
+      [{ audio_input: 'AAAA' }, 400, /audio_input is not audio of a known format/],
     ] as const) {
       const reply = await ask(body as Record<string, unknown>);
       expect(reply.status, JSON.stringify(body)).toBe(status);

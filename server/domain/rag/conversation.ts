@@ -17,10 +17,11 @@ import { conversation, findTopic, type MessageRow, storeTurn, type TopicRow } fr
 import { asBadRequest, datasetModel } from './endpoint.js';
 import type { RagAnswer } from './generate.js';
 import { checkHallucinations } from './hallucinations.js';
-import { ragMessages } from './prompt.js';
+import { promptImages, ragMessages } from './prompt.js';
 import { recordRagQuery } from './records.js';
 import { completionOf, findSources, sourceDocuments, sourcesJson } from './sources.js';
 import { startStream } from './stream.js';
+import { spokenText } from './transcription.js';
 
 /** What every answering request may say (create and edit add the question). */
 type AnswerOptions = T.RegenerateMessageReqPayload;
@@ -34,6 +35,8 @@ interface Turn {
   /** The topic's messages before the question. */
   earlier: MessageRow[];
   question: string;
+  /** URLs of images the question comes with. */
+  images: string[];
   /** The topic's messages from this sort order on are replaced; null to add the turn at the end. */
   replaceFrom: number | null;
   /** The question is stored already: only the answer is written. */
@@ -47,10 +50,11 @@ export async function createMessage(
   body: T.CreateMessageReqPayload,
   signal: AbortSignal,
 ): Promise<RagAnswer> {
-  const question = questionOf(body);
   const topic = await findTopic(services.store.db, dataset.id, body.topic_id);
+  const question = await questionOf(services, dataset, body, signal);
   const earlier = await conversation(services.store.db, topic.id);
-  return answer(services, dataset, caller, body, { topic, earlier, question, replaceFrom: null, questionStored: false }, signal);
+  const images = body.image_urls ?? [];
+  return answer(services, dataset, caller, body, { topic, earlier, question, images, replaceFrom: null, questionStored: false }, signal);
 }
 
 export async function editMessage(
@@ -60,15 +64,16 @@ export async function editMessage(
   body: T.EditMessageReqPayload,
   signal: AbortSignal,
 ): Promise<RagAnswer> {
-  const question = questionOf(body);
   const topic = await findTopic(services.store.db, dataset.id, body.topic_id);
   const messages = await conversation(services.store.db, topic.id);
   const at = body.message_sort_order;
   const edited = messages.find((m) => m.sort_order === at);
   if (!edited) throw notFound(`topic ${topic.id} has no message at sort order ${at}`);
   if (edited.role !== 'user') throw badRequest(`the message at sort order ${at} is a ${edited.role} message; only a user message can be edited`);
+  const question = await questionOf(services, dataset, body, signal);
   const earlier = messages.filter((m) => m.sort_order < at);
-  return answer(services, dataset, caller, body, { topic, earlier, question, replaceFrom: at, questionStored: false }, signal);
+  const images = body.image_urls ?? [];
+  return answer(services, dataset, caller, body, { topic, earlier, question, images, replaceFrom: at, questionStored: false }, signal);
 }
 
 export async function regenerateMessage(services: Services, dataset: DatasetRow, caller: Caller, body: AnswerOptions, signal: AbortSignal): Promise<RagAnswer> {
@@ -83,15 +88,21 @@ export async function regenerateMessage(services: Services, dataset: DatasetRow,
     dataset,
     caller,
     body,
-    { topic, earlier, question: asked.content, replaceFrom: messages[lastAnswer].sort_order, questionStored: true },
+    { topic, earlier, question: asked.content, images: [], replaceFrom: messages[lastAnswer].sort_order, questionStored: true },
     signal,
   );
 }
 
-function questionOf(body: T.CreateMessageReqPayload | T.EditMessageReqPayload): string {
-  if (body.audio_input != null) throw badRequest('audio_input is not supported yet: send the question as new_message_content');
+/** The question: `audio_input` transcribed, else `new_message_content`. */
+async function questionOf(
+  services: Services,
+  dataset: DatasetRow,
+  body: T.CreateMessageReqPayload | T.EditMessageReqPayload,
+  signal: AbortSignal,
+): Promise<string> {
+  if (body.audio_input != null) return spokenText(services, dataset, body.audio_input, signal);
   const question = body.new_message_content?.trim();
-  if (!question) throw badRequest('new_message_content is required and must have more than white space');
+  if (!question) throw badRequest('give the question: new_message_content, with more than white space, or audio_input');
   return question;
 }
 
@@ -167,6 +178,11 @@ async function answer(services: Services, dataset: DatasetRow, caller: Caller, b
     documents,
     conversation: [...history, { role: 'user', content: turn.question }],
     includeLinks: body.context_options?.include_links ?? false,
+    images: promptImages(
+      turn.images,
+      sources.results.map((r) => r.row),
+      body.llm_options?.image_config,
+    ),
   });
   const options = body.llm_options;
   const request: ChatRequest = {

@@ -4,20 +4,22 @@
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../../generated/client/types.gen.js';
 import type { ChatRequest } from '../../engines/llm/index.js';
-import { badRequest, notFound } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { datasetConfig } from '../datasetConfig.js';
 import type { DatasetRow } from '../datasets.js';
 import { asBadRequest, datasetModel } from './endpoint.js';
 import { checkHallucinations } from './hallucinations.js';
-import { ragMessages, type SourceChunk, sourceText } from './prompt.js';
+import { promptImages, ragMessages, type SourceChunk, sourceText } from './prompt.js';
 import { recordRagQuery } from './records.js';
 import { startStream } from './stream.js';
+import { spokenText } from './transcription.js';
 
 interface ChunkRow extends SourceChunk {
   id: string;
   tracking_id: string | null;
   metadata: unknown;
+  image_urls: string[] | null;
 }
 
 export interface RagAnswer {
@@ -27,18 +29,20 @@ export interface RagAnswer {
 }
 
 export async function generateOffChunks(services: Services, dataset: DatasetRow, body: T.GenerateOffChunksReqPayload, signal: AbortSignal): Promise<RagAnswer> {
-  if (body.audio_input != null) throw badRequest('audio_input is not supported yet: send the question as the last of prev_messages');
-  if (body.image_urls?.length || body.image_config?.use_images)
-    throw badRequest('images are not supported yet: leave out image_urls and image_config.use_images');
   const chunks = await chosenChunks(services, dataset, body.chunk_ids);
   const { chat, model } = datasetModel(services, dataset, body.model);
   const config = datasetConfig(dataset);
+  const conversation = [...body.prev_messages];
+  // Spoken, the question replaces the text of the last message.
+  if (body.audio_input != null)
+    conversation[conversation.length - 1] = { role: 'user', content: await spokenText(services, dataset, body.audio_input, signal) };
   const { messages, question } = ragMessages({
     systemPrompt: config.SYSTEM_PROMPT,
     ragPrompt: body.prompt ?? config.RAG_PROMPT,
     documents: chunks.map((chunk) => ({ text: sourceText(chunk), link: chunk.link })),
-    conversation: body.prev_messages,
+    conversation,
     includeLinks: body.context_options?.include_links ?? false,
+    images: promptImages(body.image_urls, chunks, body.image_config),
   });
   const request: ChatRequest = {
     model,
@@ -52,7 +56,7 @@ export async function generateOffChunks(services: Services, dataset: DatasetRow,
   const queryId = randomUUID();
   const record = (answer: string) => {
     // What the answer may rest on: the chunks and the conversation.
-    const check = checkHallucinations(answer, [...chunks.map(sourceText), ...body.prev_messages.map((m) => m.content)]);
+    const check = checkHallucinations(answer, [...chunks.map(sourceText), ...conversation.map((m) => m.content)]);
     return recordRagQuery(services.store.db, {
       id: queryId,
       datasetId: dataset.id,
@@ -82,7 +86,7 @@ async function chosenChunks(services: Services, dataset: DatasetRow, ids: string
     .db('chunks')
     .where({ dataset_id: dataset.id })
     .whereIn('id', ids)
-    .select('id', 'tracking_id', 'chunk_html', 'link', 'metadata');
+    .select('id', 'tracking_id', 'chunk_html', 'link', 'metadata', 'image_urls');
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missing = [...new Set(ids.filter((id) => !byId.has(id)))];
   if (missing.length > 0)

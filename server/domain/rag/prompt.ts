@@ -1,6 +1,6 @@
 // The messages a RAG call sends: the system prompt, each document (a chunk's text, with its link when
 // asked) as a numbered message, the conversation before its last message, and that message after the
-// RAG prompt.
+// RAG prompt, with the images the model is to look at.
 import type { ChatMessage } from '../../engines/llm/index.js';
 import { htmlToText } from '../../text/html.js';
 
@@ -22,6 +22,21 @@ export interface PromptParts {
   /** The conversation; the last message is the one answered. */
   conversation: ChatMessage[];
   includeLinks: boolean;
+  /** URLs of images given with the last message. */
+  images?: string[];
+}
+
+/** Images of the chunks a model is shown by default (`image_config.images_per_chunk`). */
+const IMAGES_PER_CHUNK = 5;
+
+/** The caller's images, and each chunk's first images when `image_config.use_images` asks for them. */
+export function promptImages(
+  callers: string[] | null | undefined,
+  chunks: { image_urls: string[] | null }[],
+  config: { use_images?: boolean | null; images_per_chunk?: number | null } | null | undefined,
+): string[] {
+  const perChunk = config?.use_images ? (config.images_per_chunk ?? IMAGES_PER_CHUNK) : 0;
+  return [...(callers ?? []), ...chunks.flatMap((chunk) => (chunk.image_urls ?? []).slice(0, perChunk))];
 }
 
 /** The text each chunk gives the model. */
@@ -36,7 +51,7 @@ export function ragMessages(parts: PromptParts): { messages: ChatMessage[]; ques
   const last = parts.conversation[parts.conversation.length - 1];
   const question = parts.ragPrompt ? `${parts.ragPrompt} ${last.content}` : last.content;
   return {
-    messages: [{ role: 'system', content: parts.systemPrompt }, ...documents, ...earlier, { role: 'user', content: question }],
+    messages: [{ role: 'system', content: parts.systemPrompt }, ...documents, ...earlier, { role: 'user', content: question, images: parts.images }],
     question,
   };
 }

@@ -1,4 +1,4 @@
-// Transcription of a caller's audio (transcribe_audio, and the audio_input of tool parameters): the
+// Transcription of a caller's audio (transcribe_audio, and the audio_input of questions): the
 // audio is checked here (base64, size, a known format) so the endpoint only gets what it can read.
 import { transcribe } from '../../engines/llm/audio.js';
 import { badRequest } from '../../errors.js';
@@ -18,4 +18,11 @@ export async function transcribeAudio(services: Services, dataset: DatasetRow, b
   if (!extension) throw badRequest(`${field} is not audio of a known format (MP3, WAV, Ogg, FLAC, WebM or MP4/M4A)`);
   const endpoint = datasetEndpoint(services, dataset);
   return transcribe(endpoint, TRANSCRIPTION_MODEL, { name: `audio.${extension}`, bytes }, signal).catch(asBadRequest);
+}
+
+/** The question a caller spoke: 400 when nothing was heard in it. */
+export async function spokenText(services: Services, dataset: DatasetRow, base64: string, signal?: AbortSignal): Promise<string> {
+  const text = (await transcribeAudio(services, dataset, base64, 'audio_input', signal)).trim();
+  if (!text) throw badRequest('audio_input: nothing was heard in the audio');
+  return text;
 }

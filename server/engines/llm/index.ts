@@ -9,6 +9,8 @@ import { type OutboundSettings, outboundFetch } from '../outbound.js';
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** URLs of images the model looks at with a user message's text. */
+  images?: string[];
 }
 
 export interface ChatRequest {
@@ -52,7 +54,12 @@ export function chatModel(outbound: OutboundSettings, baseUrl: string, apiVersio
   const failure = (error: unknown) => llmFailure(baseUrl, error);
   const body = (request: ChatRequest) => ({
     model: request.model,
-    messages: request.messages,
+    messages: request.messages.map(
+      ({ role, content, images }): OpenAI.Chat.ChatCompletionMessageParam =>
+        role === 'user' && images?.length
+          ? { role, content: [{ type: 'text', text: content }, ...images.map((url) => ({ type: 'image_url' as const, image_url: { url } }))] }
+          : { role, content },
+    ),
     temperature: request.temperature,
     max_tokens: request.maxTokens ?? undefined,
     frequency_penalty: request.frequencyPenalty,
