@@ -5,11 +5,15 @@
 // each measured the same two ways:
 //   direct   the prompt the service sent (captured from the stand-in) sent straight to the model:
 //            streamed, the time to the first piece of the answer; whole, the time to the answer;
-//   service  generate_off_chunks, streamed (the time to the first byte of the answer) and whole.
+//   service  generate_off_chunks, streamed (the time to the first byte of the answer) and whole;
+//   topic    create_message in a new topic, streamed: a hybrid search of the dataset for the question
+//            before the model is asked, so the search alone (search_chunks, same query and page
+//            size, whole response) is timed too.
 // Reported: p50 / p99 of each, and service − direct, what the service adds (reading the chunks,
-// building the prompt, its HTTP, and the RAG query it records).
+// building the prompt, its HTTP, and the RAG query it records); for a topic, also what it adds
+// beyond its search.
 import { createClient } from '../generated/client/client/index.js';
-import { createChunk, createDataset, createOrganization } from '../generated/client/sdk.gen.js';
+import { createChunk, createDataset, createOrganization, createTopic } from '../generated/client/sdk.gen.js';
 import { startLlmStandIn } from '../test/support/llmStandIn.js';
 import { generateCorpus } from './corpus.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
@@ -23,6 +27,7 @@ export interface RagOptions {
 
 const WARMUP = 20;
 const CHUNKS = 5;
+const QUESTION = 'Where does the glacier end?';
 const ANSWER = 'The glacier ends above the gorge after about twenty kilometres of ice, as document one says. '.repeat(3).trim();
 
 interface Latencies {
@@ -37,6 +42,7 @@ export interface RagResult {
   answer_characters: number;
   first_token_ms: { direct: Latencies; service: Latencies; added: Latencies };
   whole_answer_ms: { direct: Latencies; service: Latencies; added: Latencies };
+  topic_first_token_ms: { direct: Latencies; service: Latencies; added: Latencies; search: Latencies; added_beyond_search: Latencies };
 }
 
 const latencies = (values: number[]): Latencies => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
@@ -76,7 +82,7 @@ export async function runRag(modeEnv: ModeEnvironment, options: RagOptions, log:
     const generate = (stream: boolean): RequestInit => ({
       method: 'POST',
       headers: { authorization: ADMIN_KEY, 'content-type': 'application/json', 'SVC-Dataset': dataset.id },
-      body: JSON.stringify({ chunk_ids: chunkIds, prev_messages: [{ role: 'user', content: 'Where does the glacier end?' }], stream_response: stream }),
+      body: JSON.stringify({ chunk_ids: chunkIds, prev_messages: [{ role: 'user', content: QUESTION }], stream_response: stream }),
     });
     const generateUrl = `${service.url}/api/chunk/generate`;
     // The prompt the service sends, to send the model directly.
@@ -91,14 +97,44 @@ export async function runRag(modeEnv: ModeEnvironment, options: RagOptions, log:
     // The first piece of the answer: in the event stream, the first event that carries text.
     const carriesText = (text: string) => /"content":"[^"]/.test(text);
 
-    const figures = { directFirst: [] as number[], serviceFirst: [] as number[], directWhole: [] as number[], serviceWhole: [] as number[] };
+    const headers = { authorization: ADMIN_KEY, 'content-type': 'application/json', 'SVC-Dataset': dataset.id };
+    const ask = (topicId: string): RequestInit => ({ method: 'POST', headers, body: JSON.stringify({ topic_id: topicId, new_message_content: QUESTION }) });
+    const newTopic = async () =>
+      (await createTopic({ client: admin, headers: { 'SVC-Dataset': dataset.id }, body: { owner_id: 'bench' }, throwOnError: true })).data.id;
+    const messageUrl = `${service.url}/api/message`;
+    const searchUrl = `${service.url}/api/chunk/search`;
+    const search: RequestInit = { method: 'POST', headers, body: JSON.stringify({ query: QUESTION, search_type: 'hybrid', page_size: 8 }) };
+    await timed(messageUrl, ask(await newTopic()), () => true);
+    const messagePrompt = standIn.received.at(-1)!.body;
+    const directMessage: RequestInit = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...messagePrompt, stream: true }),
+    };
+
+    const figures = {
+      directFirst: [] as number[],
+      serviceFirst: [] as number[],
+      directWhole: [] as number[],
+      serviceWhole: [] as number[],
+      topicDirect: [] as number[],
+      topicService: [] as number[],
+      search: [] as number[],
+    };
     log(`${WARMUP} warm-up + ${options.requests} requests of each kind, one at a time…`);
     for (let i = 0; i < WARMUP + options.requests; i++) {
       const directStream = await timed(directUrl, direct(true), carriesText);
       const serviceStream = await timed(generateUrl, generate(true), () => true);
       const directWhole = await timed(directUrl, direct(false), () => true);
       const serviceWhole = await timed(generateUrl, generate(false), () => true);
+      const topicId = await newTopic();
+      const topicDirect = await timed(directUrl, directMessage, carriesText);
+      const topicService = await timed(messageUrl, ask(topicId), () => true);
+      const searched = await timed(searchUrl, search, () => true);
       if (i < WARMUP) continue;
+      figures.topicDirect.push(topicDirect.first);
+      figures.topicService.push(topicService.first);
+      figures.search.push(searched.whole);
       figures.directFirst.push(directStream.first);
       figures.serviceFirst.push(serviceStream.first);
       figures.directWhole.push(directWhole.whole);
@@ -120,6 +156,16 @@ export async function runRag(modeEnv: ModeEnvironment, options: RagOptions, log:
         service: latencies(figures.serviceWhole),
         added: added(figures.serviceWhole, figures.directWhole),
       },
+      topic_first_token_ms: {
+        direct: latencies(figures.topicDirect),
+        service: latencies(figures.topicService),
+        added: added(figures.topicService, figures.topicDirect),
+        search: latencies(figures.search),
+        added_beyond_search: {
+          p50: percentile(figures.topicService, 50) - percentile(figures.topicDirect, 50) - percentile(figures.search, 50),
+          p99: percentile(figures.topicService, 99) - percentile(figures.topicDirect, 99) - percentile(figures.search, 99),
+        },
+      },
     };
   } finally {
     await service.stop();
@@ -140,6 +186,8 @@ export function formatRag(mode: string, r: RagResult): string {
       ['ms', 'model directly p50 / p99', 'through the service p50 / p99', 'added p50 / p99'],
       row('first token (streamed)', r.first_token_ms),
       row('whole answer (not streamed)', r.whole_answer_ms),
+      row('first token in a topic (create_message)', r.topic_first_token_ms),
     ]),
+    `create_message searches first: search_chunks alone (hybrid, 8 results) p50 / p99 ${fmt(r.topic_first_token_ms.search.p50, 2)} / ${fmt(r.topic_first_token_ms.search.p99, 2)} ms; added beyond it ${fmt(r.topic_first_token_ms.added_beyond_search.p50, 2)} / ${fmt(r.topic_first_token_ms.added_beyond_search.p99, 2)} ms`,
   ].join('\n');
 }
