@@ -28,6 +28,15 @@ export class TextStream {
     readonly parts: AsyncIterable<string>,
     readonly contentType = 'text/plain; charset=utf-8',
   ) {}
+
+  /** A whole text sent as text (a string body goes out as a JSON string). */
+  static whole(text: string): TextStream {
+    return new TextStream(
+      (async function* () {
+        yield text;
+      })(),
+    );
+  }
 }
 
 export interface CallerContext<D extends RequestShape> extends PublicContext<D> {

@@ -7,17 +7,9 @@ import { editImage } from '../domain/rag/imageEdit.js';
 import { toolFunctionParams } from '../domain/rag/toolParams.js';
 import { transcribeAudio } from '../domain/rag/transcription.js';
 
-/** A whole text sent as text/plain (a plain string body would go out as JSON). */
-const plainText = (text: string) =>
-  new TextStream(
-    (async function* () {
-      yield text;
-    })(),
-  );
-
 export const generate_message_completions: H.GenerateMessageCompletionsHandler = async ({ body, dataset, services, signal }) => ({
   status: 200,
-  body: plainText(await messageCompletion(services, dataset, body, signal)),
+  body: TextStream.whole(await messageCompletion(services, dataset, body, signal)),
 });
 
 export const get_tool_function_params: H.GetToolFunctionParamsHandler = async ({ body, dataset, services, signal }) => ({
@@ -32,5 +24,5 @@ export const edit_image: H.EditImageHandler = async ({ body, dataset, services, 
 
 export const transcribe_audio: H.TranscribeAudioHandler = async ({ body, dataset, services, signal }) => ({
   status: 200,
-  body: plainText(await transcribeAudio(services, dataset, body.base64_audio, 'base64_audio', signal)),
+  body: TextStream.whole(await transcribeAudio(services, dataset, body.base64_audio, 'base64_audio', signal)),
 });
