@@ -50,6 +50,7 @@ export async function createMessage(
   body: T.CreateMessageReqPayload,
   signal: AbortSignal,
 ): Promise<RagAnswer> {
+  refuseUnsupported(body);
   const topic = await findTopic(services.store.db, dataset.id, body.topic_id);
   const question = await questionOf(services, dataset, body, signal);
   const earlier = await conversation(services.store.db, topic.id);
@@ -64,6 +65,7 @@ export async function editMessage(
   body: T.EditMessageReqPayload,
   signal: AbortSignal,
 ): Promise<RagAnswer> {
+  refuseUnsupported(body);
   const topic = await findTopic(services.store.db, dataset.id, body.topic_id);
   const messages = await conversation(services.store.db, topic.id);
   const at = body.message_sort_order;
@@ -77,6 +79,7 @@ export async function editMessage(
 }
 
 export async function regenerateMessage(services: Services, dataset: DatasetRow, caller: Caller, body: AnswerOptions, signal: AbortSignal): Promise<RagAnswer> {
+  refuseUnsupported(body);
   const topic = await findTopic(services.store.db, dataset.id, body.topic_id);
   const messages = await conversation(services.store.db, topic.id);
   const lastAnswer = messages.findLastIndex((m) => m.role === 'assistant');
@@ -106,9 +109,13 @@ async function questionOf(
   return question;
 }
 
-async function answer(services: Services, dataset: DatasetRow, caller: Caller, body: AnswerOptions, turn: Turn, signal: AbortSignal): Promise<RagAnswer> {
+/** Options of the reference this service does not offer yet, refused before anything is done. */
+function refuseUnsupported(body: AnswerOptions): void {
   if (body.use_agentic_search) throw badRequest('use_agentic_search is not supported yet: leave it out or false');
   if (body.only_include_docs_used) throw badRequest('only_include_docs_used is not supported yet: leave it out or false');
+}
+
+async function answer(services: Services, dataset: DatasetRow, caller: Caller, body: AnswerOptions, turn: Turn, signal: AbortSignal): Promise<RagAnswer> {
   const db = services.store.db;
   const config = datasetConfig(dataset);
   const { chat, model } = datasetModel(services, dataset, body.model);
