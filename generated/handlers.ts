@@ -21,6 +21,7 @@ export type CountGroupChunksHandler = (ctx: DatasetContext<T.CountGroupChunksDat
 export type CreateApiOnlyUserHandler = (ctx: CallerContext<T.CreateApiOnlyUserData>) => Promise<Reply<T.CreateApiOnlyUserResponses, 200>>;
 export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Promise<Reply<T.CreateChunkResponses, 200>>;
 export type CreateChunkGroupHandler = (ctx: DatasetContext<T.CreateChunkGroupData>) => Promise<Reply<T.CreateChunkGroupResponses, 200>>;
+export type CreateCrawlHandler = (ctx: DatasetContext<T.CreateCrawlData>) => Promise<Reply<T.CreateCrawlResponses, 200>>;
 export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
 export type CreateMessageHandler = (ctx: DatasetContext<T.CreateMessageData>) => Promise<Reply<T.CreateMessageResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
@@ -30,6 +31,7 @@ export type CreateTopicHandler = (ctx: DatasetContext<T.CreateTopicData>) => Pro
 export type DeleteChunkHandler = (ctx: DatasetContext<T.DeleteChunkData>) => Promise<Reply<T.DeleteChunkResponses, 204>>;
 export type DeleteChunkByTrackingIdHandler = (ctx: DatasetContext<T.DeleteChunkByTrackingIdData>) => Promise<Reply<T.DeleteChunkByTrackingIdResponses, 204>>;
 export type DeleteChunkGroupHandler = (ctx: DatasetContext<T.DeleteChunkGroupData>) => Promise<Reply<T.DeleteChunkGroupResponses, 204>>;
+export type DeleteCrawlRequestHandler = (ctx: DatasetContext<T.DeleteCrawlRequestData>) => Promise<Reply<T.DeleteCrawlRequestResponses, 204>>;
 export type DeleteDatasetHandler = (ctx: DatasetContext<T.DeleteDatasetData>) => Promise<Reply<T.DeleteDatasetResponses, 204>>;
 export type DeleteDatasetByTrackingIdHandler = (ctx: DatasetContext<T.DeleteDatasetByTrackingIdData>) => Promise<Reply<T.DeleteDatasetByTrackingIdResponses, 204>>;
 export type DeleteFileHandlerHandler = (ctx: DatasetContext<T.DeleteFileHandlerData>) => Promise<Reply<T.DeleteFileHandlerResponses, 204>>;
@@ -94,6 +96,7 @@ export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.Upda
 export type UpdateChunkHandler = (ctx: DatasetContext<T.UpdateChunkData>) => Promise<Reply<T.UpdateChunkResponses, 204>>;
 export type UpdateChunkByTrackingIdHandler = (ctx: DatasetContext<T.UpdateChunkByTrackingIdData>) => Promise<Reply<T.UpdateChunkByTrackingIdResponses, 204>>;
 export type UpdateChunkGroupHandler = (ctx: DatasetContext<T.UpdateChunkGroupData>) => Promise<Reply<T.UpdateChunkGroupResponses, 204>>;
+export type UpdateCrawlRequestHandler = (ctx: DatasetContext<T.UpdateCrawlRequestData>) => Promise<Reply<T.UpdateCrawlRequestResponses, 200>>;
 export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
 export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
 export type UpdateTopicHandler = (ctx: DatasetContext<T.UpdateTopicData>) => Promise<Reply<T.UpdateTopicResponses, 204>>;
@@ -117,6 +120,7 @@ export interface Handlers {
   create_api_only_user: CreateApiOnlyUserHandler;
   create_chunk: CreateChunkHandler;
   create_chunk_group: CreateChunkGroupHandler;
+  create_crawl: CreateCrawlHandler;
   create_dataset: CreateDatasetHandler;
   create_message: CreateMessageHandler;
   create_organization: CreateOrganizationHandler;
@@ -126,6 +130,7 @@ export interface Handlers {
   delete_chunk: DeleteChunkHandler;
   delete_chunk_by_tracking_id: DeleteChunkByTrackingIdHandler;
   delete_chunk_group: DeleteChunkGroupHandler;
+  delete_crawl_request: DeleteCrawlRequestHandler;
   delete_dataset: DeleteDatasetHandler;
   delete_dataset_by_tracking_id: DeleteDatasetByTrackingIdHandler;
   delete_file_handler: DeleteFileHandlerHandler;
@@ -190,6 +195,7 @@ export interface Handlers {
   update_chunk: UpdateChunkHandler;
   update_chunk_by_tracking_id: UpdateChunkByTrackingIdHandler;
   update_chunk_group: UpdateChunkGroupHandler;
+  update_crawl_request: UpdateCrawlRequestHandler;
   update_dataset: UpdateDatasetHandler;
   update_organization: UpdateOrganizationHandler;
   update_topic: UpdateTopicHandler;
@@ -214,6 +220,7 @@ export const operations = {
   create_api_only_user: { method: 'post', path: '/api/auth/create_api_only_user', role: 0, scope: 'none' },
   create_chunk: { method: 'post', path: '/api/chunk', role: 1, scope: 'dataset' },
   create_chunk_group: { method: 'post', path: '/api/chunk_group', role: 1, scope: 'dataset' },
+  create_crawl: { method: 'post', path: '/api/crawl', role: 1, scope: 'dataset' },
   create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
   create_message: { method: 'post', path: '/api/message', role: 1, scope: 'dataset' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
@@ -223,6 +230,7 @@ export const operations = {
   delete_chunk: { method: 'delete', path: '/api/chunk/{chunk_id}', role: 1, scope: 'dataset' },
   delete_chunk_by_tracking_id: { method: 'delete', path: '/api/chunk/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_chunk_group: { method: 'delete', path: '/api/chunk_group/{group_id}', role: 1, scope: 'dataset' },
+  delete_crawl_request: { method: 'delete', path: '/api/crawl/{crawl_id}', role: 1, scope: 'dataset' },
   delete_dataset: { method: 'delete', path: '/api/dataset/{dataset_id}', role: 2, scope: 'dataset' },
   delete_dataset_by_tracking_id: { method: 'delete', path: '/api/dataset/tracking_id/{tracking_id}', role: 2, scope: 'dataset' },
   delete_file_handler: { method: 'delete', path: '/api/file/{file_id}', role: 1, scope: 'dataset' },
@@ -287,6 +295,7 @@ export const operations = {
   update_chunk: { method: 'put', path: '/api/chunk', role: 1, scope: 'dataset' },
   update_chunk_by_tracking_id: { method: 'put', path: '/api/chunk/tracking_id/update', role: 1, scope: 'dataset' },
   update_chunk_group: { method: 'put', path: '/api/chunk_group', role: 1, scope: 'dataset' },
+  update_crawl_request: { method: 'put', path: '/api/crawl', role: 1, scope: 'dataset' },
   update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
   update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
   update_topic: { method: 'put', path: '/api/topic', role: 1, scope: 'dataset' },

@@ -5,6 +5,7 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from './activities/index.js';
 import { checkBatchSize, checkUuid, isCancellation, reasonOf, retry } from './common.js';
+import { crawlActivityOptions } from './crawl.js';
 import { ingestActivityOptions } from './ingest.js';
 
 export interface FlowContext<A> {
@@ -31,6 +32,7 @@ export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   copyDatasetBookmarks: { startToCloseTimeout: '2m', retry },
   indexDatasetChunks: { startToCloseTimeout: '2m', retry },
   ...ingestActivityOptions,
+  ...crawlActivityOptions,
 };
 
 export interface PurgeDatasetInput {

@@ -1,6 +1,7 @@
 // Every workflow by name, with its flow. The engines' `run(name, ...)` is typed from this map,
 // the in-process runner looks flows up in it, and workflows.ts wraps each one for Temporal.
 import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganizationFlow } from './flows.js';
+import { crawlWebsiteFlow } from './crawl.js';
 import { ingestFileFlow } from './ingest.js';
 
 export const flows = {
@@ -9,6 +10,7 @@ export const flows = {
   clearDataset: clearDatasetFlow,
   cloneDataset: cloneDatasetFlow,
   ingestFile: ingestFileFlow,
+  crawlWebsite: crawlWebsiteFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -22,4 +24,6 @@ export const workflowIds = {
   cloneDataset: (targetDatasetId: string) => `clone-dataset-${targetDatasetId}`,
   /** One ingestion per file. */
   ingestFile: (fileId: string) => `ingest-file-${fileId}`,
+  /** One run of a crawl at a time. */
+  crawlWebsite: (crawlId: string) => `crawl-${crawlId}`,
 };

@@ -14,6 +14,7 @@ import {
   type PurgeDatasetInput,
   type PurgeOrganizationInput,
 } from './flows.js';
+import { crawlWebsiteFlow, type CrawlWebsiteInput } from './crawl.js';
 import { ingestFileFlow, type IngestFileInput } from './ingest.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
@@ -56,4 +57,8 @@ export async function cloneDataset(input: CloneDatasetInput) {
 
 export async function ingestFile(input: IngestFileInput) {
   return runFlow(ingestFileFlow, input);
+}
+
+export async function crawlWebsite(input: CrawlWebsiteInput) {
+  return runFlow(crawlWebsiteFlow, input);
 }

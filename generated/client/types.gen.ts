@@ -612,6 +612,10 @@ export type CreateChunkGroupResponseEnum = ChunkGroup | ChunkGroups;
  */
 export type CreateChunkReqPayloadEnum = ChunkReqPayload | CreateBatchChunkReqPayload;
 
+export type CreateCrawlReqPayload = {
+    crawl_options: CrawlOptions;
+};
+
 export type CreateDatasetBatchReqPayload = {
     datasets: Array<CreateBatchDataset>;
     /**
@@ -3022,6 +3026,14 @@ export type UpdateChunkReqPayload = {
     weight?: number | null;
 };
 
+export type UpdateCrawlReqPayload = {
+    /**
+     * The crawl to change.
+     */
+    crawl_id: string;
+    crawl_options: CrawlOptions;
+};
+
 export type UpdateDatasetReqPayload = {
     /**
      * The dataset to update.
@@ -5300,6 +5312,156 @@ export type GetCrawlRequestsForDatasetResponses = {
 };
 
 export type GetCrawlRequestsForDatasetResponse = GetCrawlRequestsForDatasetResponses[keyof GetCrawlRequestsForDatasetResponses];
+
+export type CreateCrawlData = {
+    body: CreateCrawlReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/crawl';
+};
+
+export type CreateCrawlErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type CreateCrawlError = CreateCrawlErrors[keyof CreateCrawlErrors];
+
+export type CreateCrawlResponses = {
+    /**
+     * The crawl, as it starts.
+     */
+    200: CrawlRequest;
+};
+
+export type CreateCrawlResponse = CreateCrawlResponses[keyof CreateCrawlResponses];
+
+export type UpdateCrawlRequestData = {
+    body: UpdateCrawlReqPayload;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/crawl';
+};
+
+export type UpdateCrawlRequestErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type UpdateCrawlRequestError = UpdateCrawlRequestErrors[keyof UpdateCrawlRequestErrors];
+
+export type UpdateCrawlRequestResponses = {
+    /**
+     * The crawl with its new options, as it starts again.
+     */
+    200: CrawlRequest;
+};
+
+export type UpdateCrawlRequestResponse = UpdateCrawlRequestResponses[keyof UpdateCrawlRequestResponses];
+
+export type DeleteCrawlRequestData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The crawl to delete.
+         */
+        crawl_id: string;
+    };
+    query?: never;
+    url: '/api/crawl/{crawl_id}';
+};
+
+export type DeleteCrawlRequestErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteCrawlRequestError = DeleteCrawlRequestErrors[keyof DeleteCrawlRequestErrors];
+
+export type DeleteCrawlRequestResponses = {
+    /**
+     * The crawl is deleted.
+     */
+    204: void;
+};
+
+export type DeleteCrawlRequestResponse = DeleteCrawlRequestResponses[keyof DeleteCrawlRequestResponses];
 
 export type CreateDatasetData = {
     body: CreateDatasetReqPayload;

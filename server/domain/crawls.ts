@@ -1,9 +1,17 @@
-// Crawl requests of a dataset (created by the crawl feature; listed here).
+// Crawl requests of a dataset: created, changed, deleted and listed here; each created or changed
+// crawl starts the durable workflow `crawl-<id>` that reads the site (workflows/crawl.ts). A crawl's
+// options are checked before anything is written: a website only (other kinds are not offered yet),
+// an http(s) `site_url` that answers and is not on a forbidden address, a positive `limit`.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
+import { workflowIds } from '../../workflows/registry.js';
+import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../engines/outbound.js';
+import { badRequest, notFound } from '../errors.js';
 import { crawlTimestamp } from '../format.js';
+import type { Services } from '../services.js';
+import type { DatasetRow } from './datasets.js';
 
-interface CrawlRow {
+export interface CrawlRow {
   id: string;
   dataset_id: string;
   scrape_id: string;
@@ -11,11 +19,31 @@ interface CrawlRow {
   crawl_type: T.CrawlType;
   status: T.CrawlStatus;
   attempt_number: number;
-  interval: string | null;
+  interval: T.CrawlInterval | null;
   next_crawl_at: Date | null;
   crawl_options: T.CrawlOptions;
+  failure_reason: string | null;
   created_at: Date;
 }
+
+/** Pages a crawl stores when its options do not say. */
+export const DEFAULT_PAGE_LIMIT = 1000;
+/** How long the site may take to answer when a crawl is created. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+const crawlRecord = (row: CrawlRow): T.CrawlRequest => ({
+  id: row.id,
+  dataset_id: row.dataset_id,
+  scrape_id: row.scrape_id,
+  url: row.url,
+  status: row.status,
+  crawl_type: row.crawl_type,
+  attempt_number: row.attempt_number,
+  interval: row.interval,
+  next_crawl_at: row.next_crawl_at && crawlTimestamp(row.next_crawl_at),
+  created_at: crawlTimestamp(row.created_at),
+  crawl_options: { crawl_options: row.crawl_options },
+});
 
 /** Newest first; `page` counts from 1. */
 export async function listCrawlRequests(db: Knex, datasetId: string, page: number, limit: number): Promise<T.CrawlRequest[]> {
@@ -24,17 +52,97 @@ export async function listCrawlRequests(db: Knex, datasetId: string, page: numbe
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
     .limit(limit)
     .offset((page - 1) * limit);
-  return rows.map((row) => ({
-    id: row.id,
-    dataset_id: row.dataset_id,
-    scrape_id: row.scrape_id,
-    url: row.url,
-    status: row.status,
-    crawl_type: row.crawl_type,
-    attempt_number: row.attempt_number,
-    interval: row.interval,
-    next_crawl_at: row.next_crawl_at && crawlTimestamp(row.next_crawl_at),
-    created_at: crawlTimestamp(row.created_at),
-    crawl_options: { crawl_options: row.crawl_options },
-  }));
+  return rows.map(crawlRecord);
+}
+
+export async function createCrawl(services: Services, dataset: DatasetRow, body: T.CreateCrawlReqPayload): Promise<T.CrawlRequest> {
+  const options = await checkedOptions(services.config.outbound, body.crawl_options);
+  const [row] = await services.store
+    .db<CrawlRow>('crawl_requests')
+    .insert({
+      dataset_id: dataset.id,
+      url: options.site_url!,
+      crawl_type: 'firecrawl',
+      ...runnable(options),
+    } as never)
+    .returning('*');
+  await startCrawl(services, row);
+  return crawlRecord(row);
+}
+
+export async function updateCrawl(services: Services, dataset: DatasetRow, body: T.UpdateCrawlReqPayload): Promise<T.CrawlRequest> {
+  const db = services.store.db;
+  const current = await findCrawl(db, dataset.id, body.crawl_id);
+  if (isRunning(current.status)) throw badRequest(`crawl ${current.id} is running: change it once it has ended`);
+  const options = await checkedOptions(services.config.outbound, body.crawl_options);
+  const [row] = await db<CrawlRow>('crawl_requests')
+    .where({ id: current.id })
+    .update({ url: options.site_url!, ...runnable(options), updated_at: db.fn.now() } as never)
+    .returning('*');
+  await startCrawl(services, row);
+  return crawlRecord(row);
+}
+
+/** Deletes the crawl; a run under way sees it gone and stops. Its chunks stay. */
+export async function deleteCrawl(db: Knex, datasetId: string, crawlId: string): Promise<void> {
+  const deleted = await db('crawl_requests').where({ id: crawlId, dataset_id: datasetId }).delete();
+  if (deleted === 0) throw notFound(`crawl ${crawlId} not found in this dataset`);
+}
+
+async function findCrawl(db: Knex, datasetId: string, crawlId: string): Promise<CrawlRow> {
+  const row = await db<CrawlRow>('crawl_requests').where({ id: crawlId, dataset_id: datasetId }).first();
+  if (!row) throw notFound(`crawl ${crawlId} not found in this dataset`);
+  return row;
+}
+
+/** The columns of a crawl about to run with `options` (jsonb columns as JSON text). */
+const runnable = (options: T.CrawlOptions) => ({
+  status: JSON.stringify('Pending'),
+  interval: options.interval ?? null,
+  crawl_options: JSON.stringify(options),
+});
+
+const isRunning = (status: T.CrawlStatus) => status === 'Pending' || typeof status === 'object';
+
+async function startCrawl(services: Services, row: CrawlRow): Promise<void> {
+  await services.workflows.run('crawlWebsite', { workflowId: workflowIds.crawlWebsite(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
+}
+
+/** The options as stored: checked, with the site probed. */
+async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOptions): Promise<T.CrawlOptions> {
+  if (options.scrape_options) throw badRequest(`crawl_options.scrape_options: ${options.scrape_options.type} crawls are not offered yet; only websites are`);
+  if (options.webhook_urls?.length) throw badRequest('crawl_options.webhook_urls: webhooks of crawls are not offered yet');
+  if (!options.site_url) throw badRequest('crawl_options.site_url is required: the page the crawl starts at');
+  let url: URL;
+  try {
+    url = new URL(options.site_url);
+  } catch {
+    throw badRequest(`crawl_options.site_url: ${options.site_url} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`crawl_options.site_url: ${url.protocol} is not http or https`);
+  if (options.limit != null && options.limit < 1) throw badRequest(`crawl_options.limit: ${options.limit} is not a positive number of pages`);
+  for (const field of ['include_paths', 'exclude_paths'] as const)
+    for (const pattern of options[field] ?? []) {
+      try {
+        new RegExp(pattern);
+      } catch {
+        throw badRequest(`crawl_options.${field}: ${pattern} is not a regular expression`);
+      }
+    }
+  await probe(outbound, url);
+  return { ...options, site_url: url.href, limit: options.limit ?? DEFAULT_PAGE_LIMIT };
+}
+
+/** The site must answer (any status), from an address the outbound rules allow. */
+async function probe(outbound: OutboundSettings, url: URL): Promise<void> {
+  try {
+    const response = await outboundFetch(outbound, url, { timeoutMs: PROBE_TIMEOUT_MS });
+    await response.body?.cancel();
+  } catch (error) {
+    if (error instanceof OutboundRefusedError || error instanceof OutboundUnreachableError)
+      throw badRequest(
+        `crawl_options.site_url: ${url.href} ${error instanceof OutboundRefusedError ? 'is refused' : 'could not be reached'}: ${error.message}`,
+      );
+    throw error;
+  }
 }

@@ -46,6 +46,10 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
   target.messages_topic_id = topic.id;
   const [message] = await db('messages').insert({ topic_id: topic.id, dataset_id: dataset.id, sort_order: 0, role: 'user', content: 'Hello' }).returning('id');
   target.message_id = message.id;
+  const [crawl] = await db('crawl_requests')
+    .insert({ dataset_id: dataset.id, url: 'https://example.com/', status: JSON.stringify('Completed') })
+    .returning('id');
+  target.crawl_id = crawl.id;
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
@@ -73,6 +77,7 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     files: await db('files').whereIn('dataset_id', ids).orderBy('id'),
     topics: await db('topics').whereIn('dataset_id', ids).orderBy('id'),
     messages: await db('messages').whereIn('dataset_id', ids).orderBy('id'),
+    crawls: await db('crawl_requests').whereIn('dataset_id', ids).orderBy('id'),
   };
   for (const [table, column] of [
     ['user_organizations', 'organization_id'],
@@ -110,6 +115,7 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     create_topic: { owner_id: 'intruder' },
     update_topic: { topic_id: ids.topic_id, name: 'renamed' },
     clone_topic: { topic_id: ids.topic_id, owner_id: 'intruder' },
+    update_crawl_request: { crawl_id: ids.crawl_id, crawl_options: { site_url: 'https://example.com/' } },
   };
   return bodies[operationId] ?? {};
 }

@@ -4,6 +4,7 @@ import type { LexicalIndex } from '../../server/engines/lexical/types.js';
 import type { OutboundSettings } from '../../server/engines/outbound.js';
 import type { FileStorage } from '../../server/engines/storage/types.js';
 import type { Store } from '../../server/store/db.js';
+import { crawlActivities } from './crawl.js';
 import { datasetActivities } from './datasets.js';
 import { ingestActivities } from './ingest.js';
 
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...datasetActivities(deps),
     ...ingestActivities(deps),
+    ...crawlActivities(deps),
   };
 }
 

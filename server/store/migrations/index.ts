@@ -23,6 +23,7 @@ import * as m020 from './020_held_vector_indexes.js';
 import * as m021 from './021_bm25_statistics_function.js';
 import * as m022 from './022_tag_changes.js';
 import * as m023 from './023_topics.js';
+import * as m024 from './024_crawl_runs.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '021_bm25_statistics_function': m021,
   '022_tag_changes': m022,
   '023_topics': m023,
+  '024_crawl_runs': m024,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

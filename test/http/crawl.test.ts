@@ -1,0 +1,203 @@
+// Crawls through the API, against a small website served by the test on localhost (allowed by
+// OUTBOUND_ALLOW_PRIVATE): a crawl created runs as the workflow crawl-<id> in either engine, stores
+// each page's sections as chunks linking to the page, and ends Completed with a dataset event; run
+// again after the site changed, it updates pages in place and drops the chunks of pages gone. Bad
+// options, forbidden and unreachable sites, and other datasets' crawls are refused with nothing made.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createCrawl,
+  createOrganization,
+  deleteCrawlRequest,
+  getCrawlRequestsForDataset,
+  getEvents,
+  updateCrawlRequest,
+} from '../../generated/client/sdk.gen.js';
+import type { CrawlRequest } from '../../generated/client/types.gen.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+interface SitePage {
+  status?: number;
+  type?: string;
+  body: string;
+}
+
+const site = new Map<string, SitePage>();
+let server: http.Server;
+let origin: string;
+let service: TestService;
+let orgId: string;
+const ds = (id: string) => ({ 'SVC-Dataset': id });
+
+function html(title: string, body: string): SitePage {
+  return { body: `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>` };
+}
+
+function resetSite(): void {
+  site.clear();
+  site.set(
+    '/',
+    html(
+      'Glaciers',
+      '<h1>Glaciers</h1><p>Ice that flows.</p><h2>Aletsch</h2><p>The Aletsch glacier is 20 km long.</p><a href="/rhone">Rhone</a> <a href="/private/notes">notes</a> <a href="/broken">broken</a>',
+    ),
+  );
+  site.set('/rhone', html('Rhone', '<h1>Rhone glacier</h1><p>The Rhone glacier feeds the river Rhone.</p>'));
+  site.set('/extra', html('Extra', '<h1>Moraines</h1><p>Moraines are rocks a glacier left behind.</p>'));
+  site.set('/private/notes', html('Private', '<h1>Private</h1><p>Not for crawlers.</p>'));
+  site.set('/broken', { status: 500, body: 'failure' });
+  site.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nDisallow: /private\n' });
+  site.set('/sitemap.xml', {
+    type: 'application/xml',
+    body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${origin}/</loc></url><url><loc>${origin}/extra</loc></url></urlset>`,
+  });
+}
+
+const chunksOf = (datasetId: string) =>
+  service.services.store
+    .db('chunks')
+    .where({ dataset_id: datasetId })
+    .orderBy('tracking_id')
+    .select('tracking_id', 'link', 'chunk_html', 'metadata', 'tag_set');
+
+async function crawlsOf(datasetId: string): Promise<CrawlRequest[]> {
+  return (await getCrawlRequestsForDataset({ client: service.client(), headers: ds(datasetId), throwOnError: true })).data;
+}
+
+/** Waits for the crawl to end; its record then. */
+async function ended(datasetId: string, crawlId: string): Promise<CrawlRequest> {
+  let found: CrawlRequest | undefined;
+  await vi.waitFor(
+    async () => {
+      found = (await crawlsOf(datasetId)).find((c) => c.id === crawlId);
+      expect(['Completed', 'Failed']).toContain(found?.status);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
+  return found!;
+}
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const page = site.get(new URL(req.url ?? '/', origin).pathname);
+    if (!page) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    res.writeHead(page.status ?? 200, { 'content-type': page.type ?? 'text/html; charset=utf-8' }).end(page.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  resetSite();
+  service = await startTestService({ OUTBOUND_ALLOW_PRIVATE: 'localhost' });
+  orgId = (await createOrganization({ client: service.client(), body: { name: 'Crawls' }, throwOnError: true })).data.id;
+}, 60_000);
+
+afterAll(async () => {
+  await service?.stop();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+describe('a website crawl', () => {
+  let dataset: DatasetRow;
+  let crawl: CrawlRequest;
+
+  it('stores each page by section, linked to its page, and ends Completed with an event', async () => {
+    dataset = await service.newDataset(orgId, 'site');
+    const created = await createCrawl({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { crawl_options: { site_url: `${origin}/`, tags: ['docs'], interval: 'weekly' } },
+    });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    crawl = created.data!;
+    expect(crawl).toMatchObject({ url: `${origin}/`, crawl_type: 'firecrawl', interval: 'weekly', dataset_id: dataset.id });
+    expect(crawl.crawl_options.crawl_options).toMatchObject({ site_url: `${origin}/`, limit: 1000 });
+
+    const done = await ended(dataset.id, crawl.id);
+    expect(done).toMatchObject({ status: 'Completed', attempt_number: 1 });
+    expect(done.next_crawl_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const chunks = await chunksOf(dataset.id);
+    const links = [...new Set(chunks.map((c) => c.link))].sort();
+    // Robots.txt keeps /private out; /broken answered 500; /extra came from the sitemap.
+    expect(links).toEqual([`${origin}/`, `${origin}/extra`, `${origin}/rhone`]);
+    expect(chunks.every((c) => c.tracking_id && c.tag_set?.includes('docs'))).toBe(true);
+    const aletsch = chunks.find((c) => c.chunk_html.includes('20 km long'));
+    expect(aletsch!.chunk_html).toContain('Aletsch');
+    expect(aletsch!.metadata).toMatchObject({ url: `${origin}/`, title: 'Glaciers' });
+
+    const { data: events } = await getEvents({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { event_types: ['crawl_completed'] },
+      throwOnError: true,
+    });
+    // Event data is a JSON text, as the reference has it.
+    expect(events.events.map((e) => JSON.parse(e.event_data as string))).toEqual([
+      { crawl_id: crawl.id, site_url: `${origin}/`, pages_stored: 3, pages_skipped: 2 },
+    ]);
+  });
+
+  it('run again on a changed site, updates pages in place and drops the chunks of pages gone', async () => {
+    const before = await chunksOf(dataset.id);
+    site.set('/rhone', html('Rhone', '<h1>Rhone glacier</h1><p>The Rhone glacier is melting fast.</p>'));
+    site.delete('/extra');
+    const updated = await updateCrawlRequest({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { crawl_id: crawl.id, crawl_options: { site_url: `${origin}/`, tags: ['docs'] } },
+    });
+    expect(updated.response.status).toBe(200);
+    expect(updated.data!.interval).toBeNull();
+    const done = await ended(dataset.id, crawl.id);
+    expect(done).toMatchObject({ status: 'Completed', attempt_number: 2, next_crawl_at: null });
+    const after = await chunksOf(dataset.id);
+    expect(after.some((c) => c.link === `${origin}/extra`)).toBe(false);
+    const rhone = after.filter((c) => c.link === `${origin}/rhone`);
+    expect(rhone.map((c) => c.tracking_id)).toEqual(before.filter((c) => c.link === `${origin}/rhone`).map((c) => c.tracking_id));
+    expect(rhone.some((c) => c.chunk_html.includes('melting fast'))).toBe(true);
+    resetSite();
+  });
+
+  it('is deleted with its chunks kept, and is another dataset’s to change only', async () => {
+    const other = await service.newDataset(orgId, 'other');
+    const foreign = await deleteCrawlRequest({ client: service.client(), headers: ds(other.id), path: { crawl_id: crawl.id } });
+    expect(foreign.response.status).toBe(404);
+    const kept = (await chunksOf(dataset.id)).length;
+    const deleted = await deleteCrawlRequest({ client: service.client(), headers: ds(dataset.id), path: { crawl_id: crawl.id } });
+    expect(deleted.response.status).toBe(204);
+    expect(await crawlsOf(dataset.id)).toEqual([]);
+    expect(await chunksOf(dataset.id)).toHaveLength(kept);
+    const again = await updateCrawlRequest({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { crawl_id: crawl.id, crawl_options: { site_url: `${origin}/` } },
+    });
+    expect(again.response.status).toBe(404);
+  });
+});
+
+describe('bad crawl options', () => {
+  it('are refused with a message naming the problem, and nothing is created', async () => {
+    const dataset = await service.newDataset(orgId, 'refusals');
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    for (const [options, message] of [
+      [{}, /site_url is required/],
+      [{ site_url: 'ftp://localhost/' }, /ftp: is not http or https/],
+      [{ site_url: 'not a url' }, /is not a URL/],
+      [{ site_url: `${origin}/`, limit: 0 }, /limit: 0 is not a positive number/],
+      [{ site_url: `${origin}/`, include_paths: ['('] }, /include_paths: \( is not a regular expression/],
+      [{ site_url: `${origin}/`, scrape_options: { type: 'youtube' } }, /youtube crawls are not offered yet/],
+      [{ site_url: `${origin}/`, webhook_urls: ['https://example.com/hook'] }, /webhook_urls/],
+      [{ site_url: `http://localhost:${closedPort}/` }, /could not be reached/],
+      [{ site_url: `${origin.replace('localhost', '127.0.0.1')}/` }, /is refused.*OUTBOUND_ALLOW_PRIVATE/],
+    ] as const) {
+      const reply = await createCrawl({ client: service.client(), headers: ds(dataset.id), body: { crawl_options: options as never } });
+      expect(reply.response.status, JSON.stringify(options)).toBe(400);
+      expect(reply.error!.message).toMatch(message);
+    }
+    expect(await crawlsOf(dataset.id)).toEqual([]);
+  });
+});

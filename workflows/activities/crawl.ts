@@ -1,0 +1,82 @@
+// Crawl activities: the I/O steps of the crawlWebsite flow (workflows/crawl.ts). The site is read by
+// server/crawl/website under the outbound rules of tenants' URLs; pages are stored through the chunk
+// write path by server/domain/crawlRuns.ts. Each step is idempotent: run again, it stores nothing twice.
+import { crawlWebsite, type WebsiteCrawlOptions } from '../../server/crawl/website/index.js';
+import { beginRun, dropVanishedPages, endRun, recordProgress, type RunEnd, type RunStart, storePage } from '../../server/domain/crawlRuns.js';
+import type { CrawlRow } from '../../server/domain/crawls.js';
+import { DEFAULT_PAGE_LIMIT } from '../../server/domain/crawls.js';
+import type { DatasetRow } from '../../server/domain/datasets.js';
+import { STRICT_OUTBOUND } from '../../server/engines/outbound.js';
+import type * as T from '../../generated/client/types.gen.js';
+import { heartbeat } from './heartbeat.js';
+import type { ActivityDeps } from './index.js';
+
+export interface CrawlRunRef {
+  crawlId: string;
+  datasetId: string;
+  run: number;
+}
+
+export interface CrawledPages {
+  stored: number;
+  skipped: number;
+  /** The crawl or its dataset was deleted meanwhile: the run stops. */
+  gone: boolean;
+}
+
+/** The crawler's options from a crawl's. */
+export function websiteOptions(options: T.CrawlOptions): WebsiteCrawlOptions {
+  return {
+    siteUrl: options.site_url!,
+    limit: options.limit ?? DEFAULT_PAGE_LIMIT,
+    ignoreSitemap: options.ignore_sitemap ?? false,
+    allowExternalLinks: options.allow_external_links ?? false,
+    includePaths: options.include_paths ?? undefined,
+    excludePaths: options.exclude_paths ?? undefined,
+    includeTags: options.include_tags ?? undefined,
+    excludeTags: options.exclude_tags ?? undefined,
+    headingRemoveStrings: options.heading_remove_strings ?? undefined,
+    bodyRemoveStrings: options.body_remove_strings ?? undefined,
+  };
+}
+
+export function crawlActivities(deps: ActivityDeps) {
+  const { store, lexical } = deps;
+  const { db } = store;
+  const outbound = deps.outbound ?? STRICT_OUTBOUND;
+  const chunkServices = { store, lexical, config: { outbound } };
+
+  return {
+    async beginCrawlRun({ crawlId }: { crawlId: string }): Promise<RunStart | null> {
+      return beginRun(db, crawlId);
+    },
+
+    /** Reads the site and stores each page as it comes, noting progress as it goes. */
+    async crawlSitePages({ crawlId, datasetId, run }: CrawlRunRef): Promise<CrawledPages> {
+      const gone = { stored: 0, skipped: 0, gone: true };
+      const dataset = await db<DatasetRow>('datasets').where({ id: datasetId, deleted: 0 }).first();
+      const crawl = await db<CrawlRow>('crawl_requests').where({ id: crawlId, dataset_id: datasetId }).first();
+      if (!dataset || !crawl) return gone;
+      let seen = 0;
+      let stored = 0;
+      for await (const item of crawlWebsite(websiteOptions(crawl.crawl_options), { outbound })) {
+        seen++;
+        if ('page' in item) {
+          if (!(await storePage(chunkServices, dataset, { id: crawlId, run, options: crawl.crawl_options }, item.page))) return gone;
+          stored++;
+        }
+        heartbeat({ seen, stored });
+        if (!(await recordProgress(db, crawlId, seen, stored))) return gone;
+      }
+      return { stored, skipped: seen - stored, gone: false };
+    },
+
+    async dropVanishedCrawlPages({ crawlId, datasetId, run }: CrawlRunRef): Promise<number> {
+      return dropVanishedPages(chunkServices, datasetId, crawlId, run);
+    },
+
+    async endCrawlRun({ crawlId, datasetId, end }: { crawlId: string; datasetId: string; end: RunEnd }): Promise<void> {
+      await endRun(db, datasetId, crawlId, end);
+    },
+  };
+}
