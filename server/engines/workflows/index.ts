@@ -11,6 +11,8 @@ export interface WorkflowEngineOptions {
   shutdownGraceMs?: number;
   /** Gets activity retries and workflow failures (a pino logger fits). */
   logger?: WorkflowLogger;
+  /** The in-process runner: how often it looks for jobs to take and schedules due; 5s by default. */
+  pollMs?: number;
 }
 
 export async function createWorkflowEngine(config: Config['workflows'], deps: ActivityDeps, options: WorkflowEngineOptions = {}): Promise<WorkflowEngine> {

@@ -1,6 +1,13 @@
 // The Temporal engine: a Client to start workflows and a Worker inside the service process
 // (started by start()) that runs them, with Temporal's retries, timeouts and history.
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError as TemporalWorkflowFailedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError as TemporalWorkflowFailedError,
+} from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Config } from '../../config.js';
 import type { ActivityDeps } from '../../../workflows/activities/index.js';
@@ -16,6 +23,7 @@ import {
   type WorkflowLogger,
   type WorkflowName,
   type WorkflowOutput,
+  type WorkflowSchedule,
   type WorkflowStart,
 } from './types.js';
 
@@ -114,8 +122,33 @@ export async function createTemporalEngine(config: TemporalConfig, deps: Activit
       };
     },
 
+    // A Temporal Schedule (listed under Schedules in the Temporal UI), its intervals counted from now.
+    async schedule<N extends WorkflowName>(name: N, schedule: WorkflowSchedule<WorkflowInput<N>>): Promise<Date> {
+      const { scheduleId, workflowId, input, everyMs } = schedule;
+      await unschedule(scheduleId);
+      const now = Date.now();
+      const handle = await client.schedule.create({
+        scheduleId,
+        spec: { intervals: [{ every: everyMs, offset: now % everyMs }] },
+        action: { type: 'startWorkflow', workflowType: name, workflowId, taskQueue, args: [input] },
+        // Runs missed while the server was down are made up by one, however long ago (Temporal takes at least a minute).
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(everyMs, 60_000) },
+      });
+      return (await handle.describe()).info.nextActionTimes[0] ?? new Date(now + everyMs);
+    },
+
+    unschedule,
+
     close: () => (closing ??= close()),
   };
+
+  async function unschedule(scheduleId: string): Promise<void> {
+    try {
+      await client.schedule.getHandle(scheduleId).delete();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    }
+  }
 }
 
 /** The innermost cause's message: Temporal wraps an activity's error in ActivityFailure etc. */

@@ -6,6 +6,16 @@ export interface WorkflowStart<I> {
   input: I;
 }
 
+export interface WorkflowSchedule<I> {
+  /** A readable, unique id (e.g. `crawl-schedule-<crawl id>`); scheduling an id again replaces it. */
+  scheduleId: string;
+  /** The id each run starts under (under Temporal, with the run's time appended). */
+  workflowId: string;
+  input: I;
+  /** How often it runs, the first time this long after it is scheduled. */
+  everyMs: number;
+}
+
 export interface WorkflowHandle<O> {
   workflowId: string;
   /** Resolves with the workflow's result, rejects with its failure. */
@@ -19,6 +29,14 @@ export interface WorkflowEngine {
   /** Throws when the engine does not answer. */
   ping(): Promise<void>;
   run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>>;
+  /**
+   * Runs the workflow on a schedule that outlives restarts, replacing one of the same id; a run is
+   * not started while the one before still goes, and runs missed while nothing ran are made up by
+   * one. Answers when it runs next.
+   */
+  schedule<N extends WorkflowName>(name: N, schedule: WorkflowSchedule<WorkflowInput<N>>): Promise<Date>;
+  /** Removes a schedule; none of that id is no error. */
+  unschedule(scheduleId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -24,6 +24,7 @@ import * as m021 from './021_bm25_statistics_function.js';
 import * as m022 from './022_tag_changes.js';
 import * as m023 from './023_topics.js';
 import * as m024 from './024_crawl_runs.js';
+import * as m025 from './025_workflow_schedules.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '022_tag_changes': m022,
   '023_topics': m023,
   '024_crawl_runs': m024,
+  '025_workflow_schedules': m025,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
