@@ -7,7 +7,7 @@ import type * as T from '../../generated/client/types.gen.js';
 import { createChunks } from './chunks/create.js';
 import { deleteChunks } from './chunks/delete.js';
 import type { ChunkWriteServices } from './chunks/write.js';
-import type { CrawlRow } from './crawls.js';
+import { type CrawlRow, INTERVAL_MS } from './crawls.js';
 import type { DatasetRow } from './datasets.js';
 import { emitEvent } from './events.js';
 
@@ -23,9 +23,10 @@ export interface StoredPage {
   chunks: { trackingId: string; html: string; headings: string[] }[];
 }
 
-const INTERVAL_DAYS: Record<T.CrawlInterval, number> = { daily: 1, weekly: 7, monthly: 30 };
-
-/** Marks the crawl processing and counts the run; null when the crawl is gone. */
+/**
+ * Marks the crawl processing and counts the run; null when the crawl is gone. A crawl with an
+ * interval runs next one interval from now (its schedule started this run, or is reset by a change).
+ */
 export async function beginRun(db: Knex, crawlId: string): Promise<RunStart | null> {
   const [row] = await db<CrawlRow>('crawl_requests')
     .where({ id: crawlId })
@@ -35,6 +36,11 @@ export async function beginRun(db: Knex, crawlId: string): Promise<RunStart | nu
       failure_reason: null,
       pages_seen: 0,
       pages_stored: 0,
+      next_crawl_at: db.raw(
+        `case interval ${Object.entries(INTERVAL_MS)
+          .map(([name, ms]) => `when '${name}' then now() + interval '${ms} milliseconds'`)
+          .join(' ')} else null end`,
+      ),
     } as never)
     .returning(['attempt_number', 'crawl_options']);
   return row ? { run: row.attempt_number, options: row.crawl_options } : null;
@@ -126,17 +132,15 @@ async function dropTracked(services: Pick<ChunkWriteServices, 'store' | 'lexical
 
 export type RunEnd = { outcome: 'completed'; stored: number; skipped: number } | { outcome: 'failed'; reason: string };
 
-/** Ends the run: its status, when it runs next, and the dataset's event. */
+/** Ends the run: its status and the dataset's event. */
 export async function endRun(db: Knex, datasetId: string, crawlId: string, end: RunEnd): Promise<void> {
-  const row = await db<CrawlRow>('crawl_requests').where({ id: crawlId }).first('interval', 'url');
+  const row = await db<CrawlRow>('crawl_requests').where({ id: crawlId }).first('url');
   if (!row) return;
-  const days = row.interval ? INTERVAL_DAYS[row.interval] : null;
   await db('crawl_requests')
     .where({ id: crawlId })
     .update({
       status: JSON.stringify(end.outcome === 'completed' ? 'Completed' : 'Failed'),
       failure_reason: end.outcome === 'failed' ? end.reason : null,
-      next_crawl_at: days == null ? null : db.raw(`now() + interval '${days} days'`),
     });
   await emitEvent(db, {
     datasetId,

@@ -26,6 +26,9 @@ export interface CrawlRow {
   created_at: Date;
 }
 
+/** How often a crawl with an interval runs. */
+export const INTERVAL_MS: Record<T.CrawlInterval, number> = { daily: 86_400_000, weekly: 7 * 86_400_000, monthly: 30 * 86_400_000 };
+
 /** Pages a crawl stores when its options do not say. */
 export const DEFAULT_PAGE_LIMIT = 1000;
 /** How long the site may take to answer when a crawl is created. */
@@ -67,7 +70,7 @@ export async function createCrawl(services: Services, dataset: DatasetRow, body:
     } as never)
     .returning('*');
   await startCrawl(services, row);
-  return crawlRecord(row);
+  return crawlRecord(await scheduleCrawl(services, row));
 }
 
 export async function updateCrawl(services: Services, dataset: DatasetRow, body: T.UpdateCrawlReqPayload): Promise<T.CrawlRequest> {
@@ -80,13 +83,14 @@ export async function updateCrawl(services: Services, dataset: DatasetRow, body:
     .update({ url: options.site_url!, ...runnable(options), updated_at: db.fn.now() } as never)
     .returning('*');
   await startCrawl(services, row);
-  return crawlRecord(row);
+  return crawlRecord(await scheduleCrawl(services, row));
 }
 
-/** Deletes the crawl; a run under way sees it gone and stops. Its chunks stay. */
-export async function deleteCrawl(db: Knex, datasetId: string, crawlId: string): Promise<void> {
-  const deleted = await db('crawl_requests').where({ id: crawlId, dataset_id: datasetId }).delete();
+/** Deletes the crawl and its schedule; a run under way sees it gone and stops. Its chunks stay. */
+export async function deleteCrawl(services: Services, datasetId: string, crawlId: string): Promise<void> {
+  const deleted = await services.store.db('crawl_requests').where({ id: crawlId, dataset_id: datasetId }).delete();
   if (deleted === 0) throw notFound(`crawl ${crawlId} not found in this dataset`);
+  await services.workflows.unschedule(crawlScheduleId(crawlId));
 }
 
 async function findCrawl(db: Knex, datasetId: string, crawlId: string): Promise<CrawlRow> {
@@ -104,8 +108,23 @@ const runnable = (options: T.CrawlOptions) => ({
 
 const isRunning = (status: T.CrawlStatus) => status === 'Pending' || typeof status === 'object';
 
+const crawlScheduleId = (crawlId: string) => `crawl-schedule-${crawlId}`;
+const crawlRun = (row: CrawlRow) => ({ workflowId: workflowIds.crawlWebsite(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
+
 async function startCrawl(services: Services, row: CrawlRow): Promise<void> {
-  await services.workflows.run('crawlWebsite', { workflowId: workflowIds.crawlWebsite(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
+  await services.workflows.run('crawlWebsite', crawlRun(row));
+}
+
+/** Runs the crawl on its interval from now on (a Temporal Schedule in full mode), or on none; the row with its next run. */
+async function scheduleCrawl(services: Services, row: CrawlRow): Promise<CrawlRow> {
+  const scheduleId = crawlScheduleId(row.id);
+  if (!row.interval) {
+    await services.workflows.unschedule(scheduleId);
+    return row;
+  }
+  const next = await services.workflows.schedule('crawlWebsite', { scheduleId, ...crawlRun(row), everyMs: INTERVAL_MS[row.interval] });
+  await services.store.db('crawl_requests').where({ id: row.id }).update({ next_crawl_at: next });
+  return { ...row, next_crawl_at: next };
 }
 
 /** The options as stored: checked, with the site probed. */

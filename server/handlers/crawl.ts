@@ -18,6 +18,6 @@ export const update_crawl_request: H.UpdateCrawlRequestHandler = async ({ body, 
 });
 
 export const delete_crawl_request: H.DeleteCrawlRequestHandler = async ({ path, dataset, services }) => {
-  await deleteCrawl(services.store.db, dataset.id, path.crawl_id);
+  await deleteCrawl(services, dataset.id, path.crawl_id);
   return { status: 204, body: undefined };
 };

@@ -16,6 +16,7 @@ import {
 } from '../../generated/client/sdk.gen.js';
 import type { CrawlRequest } from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
+import { mode } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 interface SitePage {
@@ -112,6 +113,13 @@ describe('a website crawl', () => {
     crawl = created.data!;
     expect(crawl).toMatchObject({ url: `${origin}/`, crawl_type: 'firecrawl', interval: 'weekly', dataset_id: dataset.id });
     expect(crawl.crawl_options.crawl_options).toMatchObject({ site_url: `${origin}/`, limit: 1000 });
+    // Weekly: scheduled a week from now (a Temporal Schedule in full mode).
+    const WEEK = 7 * 86_400_000;
+    expect(Math.abs(Date.parse(crawl.next_crawl_at!) - (Date.now() + WEEK))).toBeLessThan(120_000);
+    if (mode === 'embedded')
+      expect(await service.services.store.db('workflow_schedules').where({ id: `crawl-schedule-${crawl.id}` })).toMatchObject([
+        { every_ms: expect.anything() },
+      ]);
 
     const done = await ended(dataset.id, crawl.id);
     expect(done).toMatchObject({ status: 'Completed', attempt_number: 1 });
@@ -148,6 +156,7 @@ describe('a website crawl', () => {
     });
     expect(updated.response.status).toBe(200);
     expect(updated.data!.interval).toBeNull();
+    if (mode === 'embedded') expect(await service.services.store.db('workflow_schedules').where({ id: `crawl-schedule-${crawl.id}` })).toEqual([]);
     const done = await ended(dataset.id, crawl.id);
     expect(done).toMatchObject({ status: 'Completed', attempt_number: 2, next_crawl_at: null });
     const after = await chunksOf(dataset.id);
@@ -166,6 +175,7 @@ describe('a website crawl', () => {
     const deleted = await deleteCrawlRequest({ client: service.client(), headers: ds(dataset.id), path: { crawl_id: crawl.id } });
     expect(deleted.response.status).toBe(204);
     expect(await crawlsOf(dataset.id)).toEqual([]);
+    if (mode === 'embedded') expect(await service.services.store.db('workflow_schedules').where({ id: `crawl-schedule-${crawl.id}` })).toEqual([]);
     expect(await chunksOf(dataset.id)).toHaveLength(kept);
     const again = await updateCrawlRequest({
       client: service.client(),
