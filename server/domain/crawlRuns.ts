@@ -1,10 +1,10 @@
 // A crawl's runs, as its workflow records them: a run begins (attempt_number counts runs), stores
-// pages (each page's chunks upserted by tracking id, and the page noted with the run that stored it),
+// pages (their chunks upserted by tracking id, and each page noted with the run that stored it),
 // drops the chunks of pages the run did not find again, and ends Completed or Failed. Every step is
 // idempotent, so a run retried after a crash stores each page once.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
-import { createChunks } from './chunks/create.js';
+import { BATCH_LIMIT, createChunks } from './chunks/create.js';
 import { deleteChunks } from './chunks/delete.js';
 import type { ChunkWriteServices } from './chunks/write.js';
 import { type CrawlRow, INTERVAL_MS } from './crawls.js';
@@ -46,42 +46,51 @@ export async function beginRun(db: Knex, crawlId: string): Promise<RunStart | nu
   return row ? { run: row.attempt_number, options: row.crawl_options } : null;
 }
 
+/** Chunks written by one call of the chunk write path: the embedder's batch, and the API's. */
+export const STORE_BATCH = BATCH_LIMIT;
+
 /**
- * Stores one page: its chunks (updated in place by tracking id), the chunks it had at the last run
- * and no longer has deleted, and the page noted under this run. False when the crawl is gone.
+ * Stores pages: their chunks (updated in place by tracking id, written a batch at a time, as the
+ * embedding model prefers), the chunks each page had at the last run and no longer has deleted,
+ * and each page noted under this run. False when the crawl is gone.
  */
-export async function storePage(
+export async function storePages(
   services: ChunkWriteServices,
   dataset: DatasetRow,
   crawl: { id: string; run: number; options: T.CrawlOptions },
-  page: StoredPage,
+  pages: StoredPage[],
 ): Promise<boolean> {
   const db = services.store.db;
   const { options } = crawl;
-  const payloads: T.ChunkReqPayload[] = page.chunks.map((chunk) => ({
-    chunk_html: chunk.html,
-    link: page.url,
-    tracking_id: chunk.trackingId,
-    upsert_by_tracking_id: true,
-    tag_set: options.tags ?? undefined,
-    metadata: { url: page.url, title: page.title, headings: chunk.headings },
-    ...(options.boost_titles && page.title
-      ? { fulltext_boost: { phrase: page.title, boost_factor: 1.3 }, semantic_boost: { phrase: page.title, distance_factor: 0.5 } }
-      : {}),
-  }));
-  for (let i = 0; i < payloads.length; i += 120) await createChunks(services, dataset, payloads.slice(i, i + 120), true);
-  const before = await db('crawl_pages').where({ crawl_id: crawl.id, url: page.url }).first('tracking_ids');
-  const kept = new Set(page.chunks.map((c) => c.trackingId));
+  const payloads: T.ChunkReqPayload[] = pages.flatMap((page) =>
+    page.chunks.map((chunk) => ({
+      chunk_html: chunk.html,
+      link: page.url,
+      tracking_id: chunk.trackingId,
+      upsert_by_tracking_id: true,
+      tag_set: options.tags ?? undefined,
+      metadata: { url: page.url, title: page.title, headings: chunk.headings },
+      ...(options.boost_titles && page.title
+        ? { fulltext_boost: { phrase: page.title, boost_factor: 1.3 }, semantic_boost: { phrase: page.title, distance_factor: 0.5 } }
+        : {}),
+    })),
+  );
+  for (let i = 0; i < payloads.length; i += STORE_BATCH) await createChunks(services, dataset, payloads.slice(i, i + STORE_BATCH), true);
+  const urls = pages.map((p) => p.url);
+  const before = new Map<string, string[]>(
+    (await db('crawl_pages').where({ crawl_id: crawl.id }).whereIn('url', urls).select('url', 'tracking_ids')).map((r) => [r.url, r.tracking_ids]),
+  );
+  const kept = new Set(pages.flatMap((p) => p.chunks.map((c) => c.trackingId)));
   await dropTracked(
     services,
     dataset.id,
-    ((before?.tracking_ids ?? []) as string[]).filter((id) => !kept.has(id)),
+    [...before.values()].flat().filter((id) => !kept.has(id)),
   );
   return db.transaction(async (trx) => {
     // Under the crawl's row lock, so a crawl deleted meanwhile gets no page noted.
     if (!(await trx('crawl_requests').where({ id: crawl.id }).forUpdate().first('id'))) return false;
     await trx('crawl_pages')
-      .insert({ crawl_id: crawl.id, url: page.url, run: crawl.run, tracking_ids: [...kept] })
+      .insert(pages.map((page) => ({ crawl_id: crawl.id, url: page.url, run: crawl.run, tracking_ids: page.chunks.map((c) => c.trackingId) })))
       .onConflict(['crawl_id', 'url'])
       .merge(['run', 'tracking_ids']);
     return true;

@@ -11,10 +11,10 @@ import { loadConfig } from '../../server/config.js';
 import { openStore } from '../../server/store/db.js';
 import { mode, testEnvironment } from '../support/env.js';
 
-const PAGES = 60;
+const PAGES = 120;
 /** Each page answers this late, so the crawl is still going when the first life is killed. */
 const PAGE_DELAY_MS = 40;
-/** Kill once this many chunks are stored. */
+/** Kill once this many chunks are stored (pages are stored a second's worth at a time). */
 const KILL_AT = 15;
 
 interface Line {

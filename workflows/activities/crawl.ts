@@ -2,7 +2,17 @@
 // server/crawl/website under the outbound rules of tenants' URLs; pages are stored through the chunk
 // write path by server/domain/crawlRuns.ts. Each step is idempotent: run again, it stores nothing twice.
 import { crawlWebsite, type WebsiteCrawlOptions } from '../../server/crawl/website/index.js';
-import { beginRun, dropVanishedPages, endRun, recordProgress, type RunEnd, type RunStart, storePage } from '../../server/domain/crawlRuns.js';
+import {
+  beginRun,
+  dropVanishedPages,
+  endRun,
+  recordProgress,
+  type RunEnd,
+  type RunStart,
+  STORE_BATCH,
+  type StoredPage,
+  storePages,
+} from '../../server/domain/crawlRuns.js';
 import type { CrawlRow } from '../../server/domain/crawls.js';
 import { DEFAULT_PAGE_LIMIT } from '../../server/domain/crawls.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
@@ -10,6 +20,9 @@ import { STRICT_OUTBOUND } from '../../server/engines/outbound.js';
 import type * as T from '../../generated/client/types.gen.js';
 import { heartbeat } from './heartbeat.js';
 import type { ActivityDeps } from './index.js';
+
+/** The longest a crawled page waits to be stored with others. */
+const MAX_WAIT_MS = 1000;
 
 export interface CrawlRunRef {
   crawlId: string;
@@ -51,7 +64,7 @@ export function crawlActivities(deps: ActivityDeps) {
       return beginRun(db, crawlId);
     },
 
-    /** Reads the site and stores each page as it comes, noting progress as it goes. */
+    /** Reads the site and stores its pages a batch at a time, noting progress as it goes. */
     async crawlSitePages({ crawlId, datasetId, run }: CrawlRunRef): Promise<CrawledPages> {
       const gone = { stored: 0, skipped: 0, gone: true };
       const dataset = await db<DatasetRow>('datasets').where({ id: datasetId, deleted: 0 }).first();
@@ -59,15 +72,32 @@ export function crawlActivities(deps: ActivityDeps) {
       if (!dataset || !crawl) return gone;
       let seen = 0;
       let stored = 0;
+      // Pages wait here until they hold a batch of chunks (written together, they embed faster), or
+      // for a second at most, so a slow site's pages are not held back.
+      let waiting: StoredPage[] = [];
+      let waitingChunks = 0;
+      let waitingSince = 0;
+      const flush = async () => {
+        const pages = waiting;
+        waiting = [];
+        waitingChunks = 0;
+        if (pages.length === 0) return true;
+        if (!(await storePages(chunkServices, dataset, { id: crawlId, run, options: crawl.crawl_options }, pages))) return false;
+        stored += pages.length;
+        return true;
+      };
       for await (const item of crawlWebsite(websiteOptions(crawl.crawl_options), { outbound })) {
         seen++;
         if ('page' in item) {
-          if (!(await storePage(chunkServices, dataset, { id: crawlId, run, options: crawl.crawl_options }, item.page))) return gone;
-          stored++;
+          if (waiting.length === 0) waitingSince = Date.now();
+          waiting.push(item.page);
+          waitingChunks += item.page.chunks.length;
         }
+        if ((waitingChunks >= STORE_BATCH || Date.now() - waitingSince >= MAX_WAIT_MS) && !(await flush())) return gone;
         heartbeat({ seen, stored });
         if (!(await recordProgress(db, crawlId, seen, stored))) return gone;
       }
+      if (!(await flush()) || !(await recordProgress(db, crawlId, seen, stored))) return gone;
       return { stored, skipped: seen - stored, gone: false };
     },
 
