@@ -13,13 +13,14 @@ import { DEFAULT_LOAD, formatLoad, runLoad } from './load.js';
 import { type BenchEmbedder, MODES, openMode, type Mode, type ModeEnvironment } from './modes.js';
 import { DEFAULT_CISI_DIR } from './cisi.js';
 import { formatRag, runRag } from './rag.js';
+import { formatCrawl, runCrawl } from './crawl.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
 import { RESULTS_DIR, writeResult } from './report.js';
 import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings, rag
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings, rag, crawl
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
@@ -50,6 +51,7 @@ const USAGE = `usage: npm run bench -- [options]
 
   files:
   --file-mib <n>         size of the streamed multipart upload, in MiB (default 100)
+  --pages <n>            crawl: pages of the local site crawled (default 500)
 
   files-ingest:
   --text-mib <n>         size of the text corpus, in MiB (default 8)
@@ -86,6 +88,7 @@ async function main(): Promise<number> {
       'cpu-profile': { type: 'boolean', default: false },
       cisi: { type: 'string', default: DEFAULT_CISI_DIR },
       'file-mib': { type: 'string', default: '100' },
+      pages: { type: 'string', default: '500' },
       'text-mib': { type: 'string', default: '8' },
       'pdf-pages': { type: 'string', default: '200' },
       clients: { type: 'string', default: String(DEFAULT_LOAD.clients) },
@@ -145,6 +148,12 @@ async function main(): Promise<number> {
       run: async (modeEnv, log) => {
         const result = await runRag(modeEnv, { requests: int('queries', values.queries, 1), seed: int('seed', values.seed) }, log);
         return { json: result as unknown as Record<string, unknown>, text: formatRag(modeEnv.mode, result) };
+      },
+    },
+    crawl: {
+      run: async (modeEnv, log) => {
+        const result = await runCrawl(modeEnv, { pages: int('pages', values.pages, 1) }, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatCrawl(modeEnv.mode, result) };
       },
     },
     relevance: {
