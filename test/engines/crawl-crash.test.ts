@@ -1,14 +1,12 @@
 // The crash guarantee of crawls: the service (with its in-process runner, or its Temporal worker) is
 // killed with SIGKILL in the middle of a crawl, started again on the same database, and finishes the
 // crawl with every page stored once. The site is served by this test, so it outlives the kill.
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectPath } from '../../scripts/contract/paths.js';
 import { loadConfig } from '../../server/config.js';
 import { openStore } from '../../server/store/db.js';
+import { exited, startChild } from '../support/child.js';
 import { mode, testEnvironment } from '../support/env.js';
 
 const PAGES = 120;
@@ -48,28 +46,11 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-function startChild(env: Record<string, string>): { child: ChildProcess; lines: AsyncIterable<string>; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('test/engines/crawl-crash.service.ts')], {
-    env: { ...process.env, ...env },
-    cwd: projectPath(''),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return { child, lines: createInterface({ input: child.stdout! }), stderr: () => stderr };
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
-
 describe(`a crawl survives a crash (${mode})`, () => {
   it('a service killed mid-crawl and started again finishes the crawl, every page stored once', async () => {
     const env = await testEnvironment({ LOG_LEVEL: 'warn', OUTBOUND_ALLOW_PRIVATE: 'localhost' });
 
-    const first = startChild({ ...env, CRASH_SETUP: '1', CRASH_SITE_URL: siteUrl });
+    const first = startChild('test/engines/crawl-crash.service.ts', { ...env, CRASH_SETUP: '1', CRASH_SITE_URL: siteUrl });
     let ids: { datasetId: string; crawlId: string } | undefined;
     let atKill: Line | undefined;
     for await (const raw of first.lines) {
@@ -87,7 +68,7 @@ describe(`a crawl survives a crash (${mode})`, () => {
     expect(atKill!.status).toEqual({ Processing: expect.any(Number) });
     expect(atKill!.chunks).toBeLessThan(2 * PAGES);
 
-    const second = startChild({ ...env, CRASH_DATASET_ID: ids!.datasetId, CRASH_CRAWL_ID: ids!.crawlId });
+    const second = startChild('test/engines/crawl-crash.service.ts', { ...env, CRASH_DATASET_ID: ids!.datasetId, CRASH_CRAWL_ID: ids!.crawlId });
     const seen: Line[] = [];
     for await (const raw of second.lines) seen.push(JSON.parse(raw));
     expect(await exited(second.child), second.stderr()).toBe(0);

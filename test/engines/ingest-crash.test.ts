@@ -1,13 +1,11 @@
 // The crash guarantee of file ingestion: the service (with its in-process runner, or its Temporal
 // worker) is killed with SIGKILL in the middle of a file's ingestion, started again on the same
 // database, and finishes the file with every chunk created exactly once.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.js';
 import { fileChunkId, fileGroupId } from '../../server/ingest/ids.js';
 import { openStore } from '../../server/store/db.js';
-import { projectPath } from '../../scripts/contract/paths.js';
+import { exited, startChild } from '../support/child.js';
 import { mode, testEnvironment } from '../support/env.js';
 import { lexicalIds } from '../support/lexical.js';
 
@@ -24,29 +22,17 @@ interface Line {
   status?: string;
 }
 
-function startChild(env: Record<string, string>): { child: ChildProcess; lines: AsyncIterable<string>; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('test/engines/ingest-crash.service.ts')], {
-    env: { ...process.env, ...env },
-    cwd: projectPath(''),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return { child, lines: createInterface({ input: child.stdout! }), stderr: () => stderr };
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
-
 describe(`file ingestion survives a crash (${mode})`, () => {
   it('a service killed mid-ingestion and started again finishes the file, every chunk exactly once', async () => {
     const env = await testEnvironment({ LOG_LEVEL: 'warn' });
 
     // First life: start the ingestion, kill -9 once some batches are committed.
-    const first = startChild({ ...env, CRASH_SETUP: '1', CRASH_SENTENCES: String(CHUNKS * SPLITS_PER_CHUNK), CRASH_BATCH_SIZE: String(BATCH_SIZE) });
+    const first = startChild('test/engines/ingest-crash.service.ts', {
+      ...env,
+      CRASH_SETUP: '1',
+      CRASH_SENTENCES: String(CHUNKS * SPLITS_PER_CHUNK),
+      CRASH_BATCH_SIZE: String(BATCH_SIZE),
+    });
     let ids: { datasetId: string; fileId: string } | undefined;
     let atKill: Line | undefined;
     for await (const raw of first.lines) {
@@ -65,7 +51,7 @@ describe(`file ingestion survives a crash (${mode})`, () => {
     expect(atKill!.chunks).toBeLessThan(CHUNKS);
 
     // Second life: same database, no setup; it resumes the unfinished ingestion.
-    const second = startChild({ ...env, CRASH_DATASET_ID: ids!.datasetId, CRASH_FILE_ID: ids!.fileId });
+    const second = startChild('test/engines/ingest-crash.service.ts', { ...env, CRASH_DATASET_ID: ids!.datasetId, CRASH_FILE_ID: ids!.fileId });
     const seen: Line[] = [];
     for await (const raw of second.lines) seen.push(JSON.parse(raw));
     expect(await exited(second.child), second.stderr()).toBe(0);
