@@ -1,0 +1,23 @@
+// What a crawl source (a website, a Shopify store, an OpenAPI document) hands the crawl: pages,
+// each with its chunks, or pages skipped with the reason.
+
+export interface SourceChunk {
+  /** Stable across crawls of the same source, so a re-crawl updates the chunk in place. */
+  trackingId: string;
+  html: string;
+  /** The heading path above the chunk, outermost first. */
+  headings: string[];
+  /** A number to filter and sort by (a product's price). */
+  numValue?: number | null;
+  /** Tags of the chunk, added to the crawl's own. */
+  tags?: string[];
+  imageUrls?: string[];
+}
+
+export interface SourcePage {
+  url: string;
+  title: string | null;
+  chunks: SourceChunk[];
+}
+
+export type SourceEvent = { page: SourcePage } | { skipped: { url: string; reason: string } };
