@@ -1,7 +1,7 @@
 // Every workflow by name, with its flow. The engines' `run(name, ...)` is typed from this map,
 // the in-process runner looks flows up in it, and workflows.ts wraps each one for Temporal.
 import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganizationFlow } from './flows.js';
-import { crawlWebsiteFlow } from './crawl.js';
+import { crawlFlow } from './crawl.js';
 import { ingestFileFlow } from './ingest.js';
 
 export const flows = {
@@ -10,7 +10,7 @@ export const flows = {
   clearDataset: clearDatasetFlow,
   cloneDataset: cloneDatasetFlow,
   ingestFile: ingestFileFlow,
-  crawlWebsite: crawlWebsiteFlow,
+  crawl: crawlFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -25,5 +25,5 @@ export const workflowIds = {
   /** One ingestion per file. */
   ingestFile: (fileId: string) => `ingest-file-${fileId}`,
   /** One run of a crawl at a time. */
-  crawlWebsite: (crawlId: string) => `crawl-${crawlId}`,
+  crawl: (crawlId: string) => `crawl-${crawlId}`,
 };

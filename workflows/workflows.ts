@@ -14,7 +14,7 @@ import {
   type PurgeDatasetInput,
   type PurgeOrganizationInput,
 } from './flows.js';
-import { crawlWebsiteFlow, type CrawlWebsiteInput } from './crawl.js';
+import { crawlFlow, type CrawlInput } from './crawl.js';
 import { ingestFileFlow, type IngestFileInput } from './ingest.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
@@ -59,6 +59,6 @@ export async function ingestFile(input: IngestFileInput) {
   return runFlow(ingestFileFlow, input);
 }
 
-export async function crawlWebsite(input: CrawlWebsiteInput) {
-  return runFlow(crawlWebsiteFlow, input);
+export async function crawl(input: CrawlInput) {
+  return runFlow(crawlFlow, input);
 }

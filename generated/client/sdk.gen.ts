@@ -563,7 +563,7 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
 });
 
 /**
- * Crawl a website into the dataset
+ * Crawl a website, a Shopify store or an OpenAPI document into the dataset
  *
  * Creates a crawl of the dataset and starts it as durable work (the workflow `crawl-<id>`). A website crawl
  * starts at `site_url`, reads its sitemap unless `ignore_sitemap`, honours robots.txt, stays on the site
@@ -575,10 +575,18 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
  * the crawl before are deleted. With `interval`, the crawl runs again that often.
  *
  * The crawl starts `Pending`, is `{"Processing": pages}` while it runs and ends `Completed` or `Failed`;
- * its end is recorded as a dataset event (`crawl_completed` or `crawl_failed`, with the reason). A
- * `site_url` that is not http(s), or whose address is private, loopback or link-local (unless the
- * operator's `OUTBOUND_ALLOW_PRIVATE` allows it), is refused. Crawls of OpenAPI documents, Shopify stores
- * and YouTube channels (`scrape_options`) and `webhook_urls` are not offered yet (400).
+ * its end is recorded as a dataset event (`crawl_completed` or `crawl_failed`, with the reason); a run that
+ * stores nothing fails and keeps what the run before stored. A `site_url` that is not http(s), does not
+ * answer, or whose address is private, loopback or link-local (unless the operator's
+ * `OUTBOUND_ALLOW_PRIVATE` allows it), is refused.
+ *
+ * With `scrape_options`, the crawl reads another source. `shopify`: the store at `site_url` through its
+ * public `/products.json` listing, a chunk per variant (per product with `group_variants` false) with its
+ * price as `num_value`, the product's tags and images, linked to the product page; `tag_regexes` that
+ * match a product's tag are added to its chunks' text. `openapi`: the document at `openapi_schema_url`
+ * (JSON or YAML, OpenAPI 3 or Swagger 2), a chunk per operation carrying `openapi_tag` (method, path,
+ * summary, parameters, request body, responses), tagged with its tags and linked to `site_url`, the
+ * documentation, at the tag's fragment. YouTube channels and `webhook_urls` are not offered yet (400).
  */
 export const createCrawl = <ThrowOnError extends boolean = false>(options: Options<CreateCrawlData, ThrowOnError>) => (options.client ?? client).post<CreateCrawlResponses, CreateCrawlErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],

@@ -10,17 +10,11 @@ import type { ChunkWriteServices } from './chunks/write.js';
 import { type CrawlRow, INTERVAL_MS } from './crawls.js';
 import type { DatasetRow } from './datasets.js';
 import { emitEvent } from './events.js';
+import type { SourcePage } from '../crawl/types.js';
 
 export interface RunStart {
   run: number;
   options: T.CrawlOptions;
-}
-
-/** A page as the crawler made it: its chunks in page order. */
-export interface StoredPage {
-  url: string;
-  title: string | null;
-  chunks: { trackingId: string; html: string; headings: string[] }[];
 }
 
 /**
@@ -58,7 +52,7 @@ export async function storePages(
   services: ChunkWriteServices,
   dataset: DatasetRow,
   crawl: { id: string; run: number; options: T.CrawlOptions },
-  pages: StoredPage[],
+  pages: SourcePage[],
 ): Promise<boolean> {
   const db = services.store.db;
   const { options } = crawl;
@@ -68,7 +62,9 @@ export async function storePages(
       link: page.url,
       tracking_id: chunk.trackingId,
       upsert_by_tracking_id: true,
-      tag_set: options.tags ?? undefined,
+      tag_set: [...new Set([...(options.tags ?? []), ...(chunk.tags ?? [])])],
+      num_value: chunk.numValue ?? undefined,
+      image_urls: chunk.imageUrls?.length ? chunk.imageUrls : undefined,
       metadata: { url: page.url, title: page.title, headings: chunk.headings },
       ...(options.boost_titles && page.title
         ? { fulltext_boost: { phrase: page.title, boost_factor: 1.3 }, semantic_boost: { phrase: page.title, distance_factor: 0.5 } }

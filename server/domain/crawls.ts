@@ -1,11 +1,13 @@
 // Crawl requests of a dataset: created, changed, deleted and listed here; each created or changed
-// crawl starts the durable workflow `crawl-<id>` that reads the site (workflows/crawl.ts). A crawl's
-// options are checked before anything is written: a website only (other kinds are not offered yet),
-// an http(s) `site_url` that answers and is not on a forbidden address, a positive `limit`.
+// crawl starts the durable workflow `crawl-<id>` that reads its source (workflows/crawl.ts) and, with
+// an interval, is scheduled. A crawl's options are checked before anything is written: a website, a
+// Shopify store or an OpenAPI document (YouTube is not offered yet), http(s) URLs that answer and
+// are not on a forbidden address, a positive `limit`.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../engines/outbound.js';
+import { DEFAULT_PAGE_LIMIT } from '../crawl/sources.js';
 import { badRequest, notFound } from '../errors.js';
 import { crawlTimestamp } from '../format.js';
 import type { Services } from '../services.js';
@@ -29,8 +31,6 @@ export interface CrawlRow {
 /** How often a crawl with an interval runs. */
 export const INTERVAL_MS: Record<T.CrawlInterval, number> = { daily: 86_400_000, weekly: 7 * 86_400_000, monthly: 30 * 86_400_000 };
 
-/** Pages a crawl stores when its options do not say. */
-export const DEFAULT_PAGE_LIMIT = 1000;
 /** How long the site may take to answer when a crawl is created. */
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -65,7 +65,6 @@ export async function createCrawl(services: Services, dataset: DatasetRow, body:
     .insert({
       dataset_id: dataset.id,
       url: options.site_url!,
-      crawl_type: 'firecrawl',
       ...runnable(options),
     } as never)
     .returning('*');
@@ -101,6 +100,7 @@ async function findCrawl(db: Knex, datasetId: string, crawlId: string): Promise<
 
 /** The columns of a crawl about to run with `options` (jsonb columns as JSON text). */
 const runnable = (options: T.CrawlOptions) => ({
+  crawl_type: kindOf(options),
   status: JSON.stringify('Pending'),
   interval: options.interval ?? null,
   crawl_options: JSON.stringify(options),
@@ -109,10 +109,10 @@ const runnable = (options: T.CrawlOptions) => ({
 const isRunning = (status: T.CrawlStatus) => status === 'Pending' || typeof status === 'object';
 
 const crawlScheduleId = (crawlId: string) => `crawl-schedule-${crawlId}`;
-const crawlRun = (row: CrawlRow) => ({ workflowId: workflowIds.crawlWebsite(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
+const crawlRun = (row: CrawlRow) => ({ workflowId: workflowIds.crawl(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
 
 async function startCrawl(services: Services, row: CrawlRow): Promise<void> {
-  await services.workflows.run('crawlWebsite', crawlRun(row));
+  await services.workflows.run('crawl', crawlRun(row));
 }
 
 /** Runs the crawl on its interval from now on (a Temporal Schedule in full mode), or on none; the row with its next run. */
@@ -122,23 +122,22 @@ async function scheduleCrawl(services: Services, row: CrawlRow): Promise<CrawlRo
     await services.workflows.unschedule(scheduleId);
     return row;
   }
-  const next = await services.workflows.schedule('crawlWebsite', { scheduleId, ...crawlRun(row), everyMs: INTERVAL_MS[row.interval] });
+  const next = await services.workflows.schedule('crawl', { scheduleId, ...crawlRun(row), everyMs: INTERVAL_MS[row.interval] });
   await services.store.db('crawl_requests').where({ id: row.id }).update({ next_crawl_at: next });
   return { ...row, next_crawl_at: next };
 }
 
-/** The options as stored: checked, with the site probed. */
+/** The options as stored: checked, with the site (and an OpenAPI document) probed. */
 async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOptions): Promise<T.CrawlOptions> {
-  if (options.scrape_options) throw badRequest(`crawl_options.scrape_options: ${options.scrape_options.type} crawls are not offered yet; only websites are`);
+  const kind = options.scrape_options?.type;
+  if (kind === 'youtube')
+    throw badRequest('crawl_options.scrape_options: youtube crawls are not offered yet; websites, Shopify stores and OpenAPI documents are');
   if (options.webhook_urls?.length) throw badRequest('crawl_options.webhook_urls: webhooks of crawls are not offered yet');
-  if (!options.site_url) throw badRequest('crawl_options.site_url is required: the page the crawl starts at');
-  let url: URL;
-  try {
-    url = new URL(options.site_url);
-  } catch {
-    throw badRequest(`crawl_options.site_url: ${options.site_url} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`crawl_options.site_url: ${url.protocol} is not http or https`);
+  const url = httpUrlOf(
+    'crawl_options.site_url',
+    options.site_url,
+    'the page the crawl starts at, the store, or the documentation the OpenAPI document describes',
+  );
   if (options.limit != null && options.limit < 1) throw badRequest(`crawl_options.limit: ${options.limit} is not a positive number of pages`);
   for (const field of ['include_paths', 'exclude_paths'] as const)
     for (const pattern of options[field] ?? []) {
@@ -148,20 +147,44 @@ async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOption
         throw badRequest(`crawl_options.${field}: ${pattern} is not a regular expression`);
       }
     }
-  await probe(outbound, url);
+  for (const pattern of (options.scrape_options?.type === 'shopify' && options.scrape_options.tag_regexes) || []) {
+    try {
+      new RegExp(pattern);
+    } catch {
+      throw badRequest(`crawl_options.scrape_options.tag_regexes: ${pattern} is not a regular expression`);
+    }
+  }
+  await probe(outbound, url, 'crawl_options.site_url');
+  if (options.scrape_options?.type === 'openapi') {
+    const field = 'crawl_options.scrape_options.openapi_schema_url';
+    await probe(outbound, httpUrlOf(field, options.scrape_options.openapi_schema_url, 'the OpenAPI document to read'), field);
+  }
   return { ...options, site_url: url.href, limit: options.limit ?? DEFAULT_PAGE_LIMIT };
 }
 
-/** The site must answer (any status), from an address the outbound rules allow. */
-async function probe(outbound: OutboundSettings, url: URL): Promise<void> {
+/** The kind of source the options name (the reference calls a website crawl firecrawl). */
+const kindOf = (options: T.CrawlOptions): T.CrawlType => options.scrape_options?.type ?? 'firecrawl';
+
+function httpUrlOf(field: string, value: string | null | undefined, what: string): URL {
+  if (!value) throw badRequest(`${field} is required: ${what}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw badRequest(`${field}: ${value} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`${field}: ${url.protocol} is not http or https`);
+  return url;
+}
+
+/** The URL must answer (any status), from an address the outbound rules allow. */
+async function probe(outbound: OutboundSettings, url: URL, field: string): Promise<void> {
   try {
     const response = await outboundFetch(outbound, url, { timeoutMs: PROBE_TIMEOUT_MS });
     await response.body?.cancel();
   } catch (error) {
     if (error instanceof OutboundRefusedError || error instanceof OutboundUnreachableError)
-      throw badRequest(
-        `crawl_options.site_url: ${url.href} ${error instanceof OutboundRefusedError ? 'is refused' : 'could not be reached'}: ${error.message}`,
-      );
+      throw badRequest(`${field}: ${url.href} ${error instanceof OutboundRefusedError ? 'is refused' : 'could not be reached'}: ${error.message}`);
     throw error;
   }
 }

@@ -1,8 +1,9 @@
 // Crawls through the API, against a small website served by the test on localhost (allowed by
 // OUTBOUND_ALLOW_PRIVATE): a crawl created runs as the workflow crawl-<id> in either engine, stores
 // each page's sections as chunks linking to the page, and ends Completed with a dataset event; run
-// again after the site changed, it updates pages in place and drops the chunks of pages gone. Bad
-// options, forbidden and unreachable sites, and other datasets' crawls are refused with nothing made.
+// again after the site changed, it updates pages in place and drops the chunks of pages gone. The
+// same site serves a Shopify-shaped product listing and an OpenAPI document. Bad options, forbidden
+// and unreachable sites, and other datasets' crawls are refused with nothing made.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -36,6 +37,44 @@ function html(title: string, body: string): SitePage {
   return { body: `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>` };
 }
 
+const PRODUCTS = [
+  {
+    id: 7001,
+    title: 'Crampons',
+    handle: 'crampons',
+    body_html: '<p>Twelve steel points for glacier travel.</p>',
+    tags: ['ice', 'gear'],
+    variants: [
+      { id: 8001, title: 'Small', price: '149.00' },
+      { id: 8002, title: 'Large', price: '159.00' },
+    ],
+    images: [{ src: 'https://cdn.example/crampons.jpg' }],
+  },
+];
+
+const OPENAPI = {
+  openapi: '3.0.0',
+  info: { title: 'Glacier API', version: '1' },
+  paths: {
+    '/glaciers': {
+      get: {
+        tags: ['glaciers'],
+        summary: 'List glaciers',
+        parameters: [{ name: 'region', in: 'query', schema: { type: 'string' } }],
+        responses: { 200: { description: 'ok' } },
+      },
+    },
+    '/glaciers/{id}': {
+      delete: {
+        tags: ['admin'],
+        summary: 'Delete a glacier',
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 204: { description: 'gone' } },
+      },
+    },
+  },
+};
+
 function resetSite(): void {
   site.clear();
   site.set(
@@ -49,6 +88,7 @@ function resetSite(): void {
   site.set('/extra', html('Extra', '<h1>Moraines</h1><p>Moraines are rocks a glacier left behind.</p>'));
   site.set('/private/notes', html('Private', '<h1>Private</h1><p>Not for crawlers.</p>'));
   site.set('/broken', { status: 500, body: 'failure' });
+  site.set('/openapi.json', { type: 'application/json', body: JSON.stringify(OPENAPI) });
   site.set('/robots.txt', { type: 'text/plain', body: 'User-agent: *\nDisallow: /private\n' });
   site.set('/sitemap.xml', {
     type: 'application/xml',
@@ -82,7 +122,13 @@ async function ended(datasetId: string, crawlId: string): Promise<CrawlRequest> 
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
-    const page = site.get(new URL(req.url ?? '/', origin).pathname);
+    const url = new URL(req.url ?? '/', origin);
+    // A Shopify store's public listing, paged.
+    if (url.pathname === '/store/products.json') {
+      const products = url.searchParams.get('page') === '1' ? PRODUCTS : [];
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ products }));
+    }
+    const page = site.get(url.pathname);
     if (!page) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     res.writeHead(page.status ?? 200, { 'content-type': page.type ?? 'text/html; charset=utf-8' }).end(page.body);
   });
@@ -186,6 +232,73 @@ describe('a website crawl', () => {
   });
 });
 
+describe('other sources', () => {
+  it('a Shopify store: a chunk per variant with its price, tags and images, linked to the product', async () => {
+    const dataset = await service.newDataset(orgId, 'store');
+    const created = await createCrawl({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { crawl_options: { site_url: `${origin}/store`, scrape_options: { type: 'shopify' } } },
+    });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    expect(created.data!.crawl_type).toBe('shopify');
+    expect(await ended(dataset.id, created.data!.id)).toMatchObject({ status: 'Completed' });
+    const chunks = await service.services.store
+      .db('chunks')
+      .where({ dataset_id: dataset.id })
+      .orderBy('num_value')
+      .select('num_value', 'link', 'tag_set', 'image_urls', 'chunk_html');
+    expect(chunks.map((c) => [c.num_value, c.link])).toEqual([
+      [149, `${origin}/store/products/crampons`],
+      [159, `${origin}/store/products/crampons`],
+    ]);
+    expect(chunks[0].tag_set).toEqual(expect.arrayContaining(['ice', 'gear']));
+    expect(chunks[0].image_urls).toContain('https://cdn.example/crampons.jpg');
+    expect(chunks[0].chunk_html).toContain('Twelve steel points');
+  });
+
+  it('an OpenAPI document: a chunk per operation, by tag, linked to the documentation', async () => {
+    const dataset = await service.newDataset(orgId, 'api docs');
+    const created = await createCrawl({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: {
+        crawl_options: { site_url: `${origin}/`, scrape_options: { type: 'openapi', openapi_schema_url: `${origin}/openapi.json`, openapi_tag: 'glaciers' } },
+      },
+    });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    expect(created.data!.crawl_type).toBe('openapi');
+    expect(await ended(dataset.id, created.data!.id)).toMatchObject({ status: 'Completed' });
+    const chunks = await service.services.store.db('chunks').where({ dataset_id: dataset.id }).select('link', 'tag_set', 'chunk_html');
+    // Only the operations tagged `glaciers`.
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0].chunk_html).toMatch(/GET/);
+    expect(chunks[0].chunk_html).toContain('/glaciers');
+    expect(chunks[0].chunk_html).toContain('region');
+    expect(chunks[0].link.startsWith(`${origin}/`)).toBe(true);
+    expect(chunks[0].tag_set).toContain('glaciers');
+  });
+
+  it('a source that yields nothing fails the run, keeping what the run before stored', async () => {
+    const dataset = await service.newDataset(orgId, 'broken docs');
+    const created = await createCrawl({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { crawl_options: { site_url: `${origin}/`, scrape_options: { type: 'openapi', openapi_schema_url: `${origin}/broken`, openapi_tag: 'x' } } },
+    });
+    expect(created.response.status).toBe(200);
+    const done = await ended(dataset.id, created.data!.id);
+    expect(done.status).toBe('Failed');
+    const { data: events } = await getEvents({
+      client: service.client(),
+      headers: ds(dataset.id),
+      body: { event_types: ['crawl_failed'] },
+      throwOnError: true,
+    });
+    expect(JSON.parse(events.events[0].event_data as string).reason).toMatch(/^nothing could be stored: /);
+  });
+});
+
 describe('bad crawl options', () => {
   it('are refused with a message naming the problem, and nothing is created', async () => {
     const dataset = await service.newDataset(orgId, 'refusals');
@@ -201,6 +314,11 @@ describe('bad crawl options', () => {
       [{ site_url: `${origin}/`, include_paths: ['('] }, /include_paths: \( is not a regular expression/],
       [{ site_url: `${origin}/`, scrape_options: { type: 'youtube' } }, /youtube crawls are not offered yet/],
       [{ site_url: `${origin}/`, webhook_urls: ['https://example.com/hook'] }, /webhook_urls/],
+      [
+        { site_url: `${origin}/`, scrape_options: { type: 'openapi', openapi_schema_url: 'ftp://x/', openapi_tag: 'a' } },
+        /openapi_schema_url: ftp: is not http/,
+      ],
+      [{ site_url: `${origin}/`, scrape_options: { type: 'shopify', tag_regexes: ['['] } }, /tag_regexes: \[ is not a regular expression/],
       [{ site_url: `http://localhost:${closedPort}/` }, /could not be reached/],
       [{ site_url: `${origin.replace('localhost', '127.0.0.1')}/` }, /is refused.*OUTBOUND_ALLOW_PRIVATE/],
     ] as const) {

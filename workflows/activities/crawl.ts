@@ -1,23 +1,12 @@
-// Crawl activities: the I/O steps of the crawlWebsite flow (workflows/crawl.ts). The site is read by
+// Crawl activities: the I/O steps of the crawl flow (workflows/crawl.ts). The site is read by
 // server/crawl/website under the outbound rules of tenants' URLs; pages are stored through the chunk
 // write path by server/domain/crawlRuns.ts. Each step is idempotent: run again, it stores nothing twice.
-import { crawlWebsite, type WebsiteCrawlOptions } from '../../server/crawl/website/index.js';
-import {
-  beginRun,
-  dropVanishedPages,
-  endRun,
-  recordProgress,
-  type RunEnd,
-  type RunStart,
-  STORE_BATCH,
-  type StoredPage,
-  storePages,
-} from '../../server/domain/crawlRuns.js';
+import { crawlSource } from '../../server/crawl/sources.js';
+import type { SourcePage } from '../../server/crawl/types.js';
+import { beginRun, dropVanishedPages, endRun, recordProgress, type RunEnd, type RunStart, STORE_BATCH, storePages } from '../../server/domain/crawlRuns.js';
 import type { CrawlRow } from '../../server/domain/crawls.js';
-import { DEFAULT_PAGE_LIMIT } from '../../server/domain/crawls.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { STRICT_OUTBOUND } from '../../server/engines/outbound.js';
-import type * as T from '../../generated/client/types.gen.js';
 import { heartbeat } from './heartbeat.js';
 import type { ActivityDeps } from './index.js';
 
@@ -33,24 +22,10 @@ export interface CrawlRunRef {
 export interface CrawledPages {
   stored: number;
   skipped: number;
+  /** Why the first page skipped was: the reason a run that stored nothing failed. */
+  firstSkip?: string;
   /** The crawl or its dataset was deleted meanwhile: the run stops. */
   gone: boolean;
-}
-
-/** The crawler's options from a crawl's. */
-export function websiteOptions(options: T.CrawlOptions): WebsiteCrawlOptions {
-  return {
-    siteUrl: options.site_url!,
-    limit: options.limit ?? DEFAULT_PAGE_LIMIT,
-    ignoreSitemap: options.ignore_sitemap ?? false,
-    allowExternalLinks: options.allow_external_links ?? false,
-    includePaths: options.include_paths ?? undefined,
-    excludePaths: options.exclude_paths ?? undefined,
-    includeTags: options.include_tags ?? undefined,
-    excludeTags: options.exclude_tags ?? undefined,
-    headingRemoveStrings: options.heading_remove_strings ?? undefined,
-    bodyRemoveStrings: options.body_remove_strings ?? undefined,
-  };
 }
 
 export function crawlActivities(deps: ActivityDeps) {
@@ -72,9 +47,10 @@ export function crawlActivities(deps: ActivityDeps) {
       if (!dataset || !crawl) return gone;
       let seen = 0;
       let stored = 0;
+      let firstSkip: string | undefined;
       // Pages wait here until they hold a batch of chunks (written together, they embed faster), or
       // for a second at most, so a slow site's pages are not held back.
-      let waiting: StoredPage[] = [];
+      let waiting: SourcePage[] = [];
       let waitingChunks = 0;
       let waitingSince = 0;
       const flush = async () => {
@@ -86,19 +62,19 @@ export function crawlActivities(deps: ActivityDeps) {
         stored += pages.length;
         return true;
       };
-      for await (const item of crawlWebsite(websiteOptions(crawl.crawl_options), { outbound })) {
+      for await (const item of crawlSource(crawl.crawl_options, { outbound })) {
         seen++;
         if ('page' in item) {
           if (waiting.length === 0) waitingSince = Date.now();
           waiting.push(item.page);
           waitingChunks += item.page.chunks.length;
-        }
+        } else firstSkip ??= `${item.skipped.url}: ${item.skipped.reason}`;
         if ((waitingChunks >= STORE_BATCH || Date.now() - waitingSince >= MAX_WAIT_MS) && !(await flush())) return gone;
         heartbeat({ seen, stored });
         if (!(await recordProgress(db, crawlId, seen, stored))) return gone;
       }
       if (!(await flush()) || !(await recordProgress(db, crawlId, seen, stored))) return gone;
-      return { stored, skipped: seen - stored, gone: false };
+      return { stored, skipped: seen - stored, firstSkip, gone: false };
     },
 
     async dropVanishedCrawlPages({ crawlId, datasetId, run }: CrawlRunRef): Promise<number> {
