@@ -59,6 +59,8 @@ describe(`store (${mode})`, () => {
       '021_bm25_statistics_function',
       '022_tag_changes',
       '023_topics',
+      '024_crawl_runs',
+      '025_workflow_schedules',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();
