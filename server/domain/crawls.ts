@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { workflowIds } from '../../workflows/registry.js';
+import { WorkflowAlreadyRunningError } from '../engines/workflows/types.js';
 import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../engines/outbound.js';
 import { DEFAULT_PAGE_LIMIT } from '../crawl/sources.js';
 import { badRequest, notFound } from '../errors.js';
@@ -68,7 +69,13 @@ export async function createCrawl(services: Services, dataset: DatasetRow, body:
       ...runnable(options),
     } as never)
     .returning('*');
-  await startCrawl(services, row);
+  try {
+    await startCrawl(services, row);
+  } catch (error) {
+    // Not started: no crawl is left waiting for a run that will not come.
+    await services.store.db('crawl_requests').where({ id: row.id }).delete();
+    throw error;
+  }
   return crawlRecord(await scheduleCrawl(services, row));
 }
 
@@ -81,7 +88,17 @@ export async function updateCrawl(services: Services, dataset: DatasetRow, body:
     .where({ id: current.id })
     .update({ url: options.site_url!, ...runnable(options), updated_at: db.fn.now() } as never)
     .returning('*');
-  await startCrawl(services, row);
+  try {
+    await startCrawl(services, row);
+  } catch (error) {
+    // Not started: the crawl is left as it was.
+    const { url, crawl_type, status, interval, crawl_options } = current;
+    await db('crawl_requests')
+      .where({ id: current.id })
+      .update({ url, crawl_type, status: JSON.stringify(status), interval, crawl_options: JSON.stringify(crawl_options) });
+    if (error instanceof WorkflowAlreadyRunningError) throw badRequest(`crawl ${current.id} is running: change it once it has ended`);
+    throw error;
+  }
   return crawlRecord(await scheduleCrawl(services, row));
 }
 
