@@ -586,7 +586,12 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
  * match a product's tag are added to its chunks' text. `openapi`: the document at `openapi_schema_url`
  * (JSON or YAML, OpenAPI 3 or Swagger 2), a chunk per operation carrying `openapi_tag` (method, path,
  * summary, parameters, request body, responses), tagged with its tags and linked to `site_url`, the
- * documentation, at the tag's fragment. YouTube channels and `webhook_urls` are not offered yet (400).
+ * documentation, at the tag's fragment. YouTube channels are not offered yet (400).
+ *
+ * Each of `webhook_urls` (http(s), held to the same address rules when it is called) gets a POST when a run
+ * ends: `{"event_type": "crawl_completed" or "crawl_failed", "dataset_id", "crawl_id", "status",
+ * "pages_stored", "error", "metadata": webhook_metadata}`, retried a few times; an endpoint that keeps
+ * failing does not fail the run.
  */
 export const createCrawl = <ThrowOnError extends boolean = false>(options: Options<CreateCrawlData, ThrowOnError>) => (options.client ?? client).post<CreateCrawlResponses, CreateCrawlErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],

@@ -149,7 +149,7 @@ async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOption
   const kind = options.scrape_options?.type;
   if (kind === 'youtube')
     throw badRequest('crawl_options.scrape_options: youtube crawls are not offered yet; websites, Shopify stores and OpenAPI documents are');
-  if (options.webhook_urls?.length) throw badRequest('crawl_options.webhook_urls: webhooks of crawls are not offered yet');
+  for (const [i, webhook] of (options.webhook_urls ?? []).entries()) httpUrlOf(`crawl_options.webhook_urls[${i}]`, webhook, 'where to post how a run ended');
   const url = httpUrlOf(
     'crawl_options.site_url',
     options.site_url,

@@ -1,6 +1,6 @@
-// The POST to an upload's webhook_url when its file is done: one attempt per call (the workflow
-// engine retries with back-off); an answer outside 2xx, a refused connection or a slow endpoint
-// is an error. The URL is the tenant's: it goes through outboundFetch, so it reaches no private
+// The POST to a tenant's webhook (an upload's webhook_url when its file is done, a crawl's
+// webhook_urls when a run ends): one attempt per call (the workflow engine retries with back-off);
+// an answer outside 2xx, a refused connection or a slow endpoint is an error. The URL is the tenant's: it goes through outboundFetch, so it reaches no private
 // address the operator has not allowed, and it is sent no key.
 import { outboundFetch, type OutboundSettings } from '../engines/outbound.js';
 
@@ -14,9 +14,21 @@ export interface WebhookBody {
   error: string | null;
 }
 
+/** What a crawl's webhooks get when a run ends. */
+export interface CrawlWebhookBody {
+  event_type: 'crawl_completed' | 'crawl_failed';
+  dataset_id: string;
+  crawl_id: string;
+  status: 'completed' | 'failed';
+  pages_stored: number;
+  error: string | null;
+  /** The crawl's webhook_metadata, as given. */
+  metadata: unknown;
+}
+
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-export async function postWebhook(url: string, body: WebhookBody, outbound: OutboundSettings): Promise<number> {
+export async function postWebhook(url: string, body: WebhookBody | CrawlWebhookBody, outbound: OutboundSettings): Promise<number> {
   let response;
   try {
     response = await outboundFetch(outbound, url, {

@@ -27,6 +27,8 @@ interface SitePage {
 }
 
 const site = new Map<string, SitePage>();
+/** What the crawls' webhooks received. */
+const hooks: unknown[] = [];
 let server: http.Server;
 let origin: string;
 let service: TestService;
@@ -123,6 +125,15 @@ async function ended(datasetId: string, crawlId: string): Promise<CrawlRequest> 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', origin);
+    if (url.pathname === '/hook' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (part) => (body += part));
+      req.on('end', () => {
+        hooks.push(JSON.parse(body));
+        res.writeHead(204).end();
+      });
+      return;
+    }
     // A Shopify store's public listing, paged.
     if (url.pathname === '/store/products.json') {
       const products = url.searchParams.get('page') === '1' ? PRODUCTS : [];
@@ -148,12 +159,14 @@ describe('a website crawl', () => {
   let dataset: DatasetRow;
   let crawl: CrawlRequest;
 
-  it('stores each page by section, linked to its page, and ends Completed with an event', async () => {
+  it('stores each page by section, linked to its page, and ends Completed with an event and a webhook', async () => {
     dataset = await service.newDataset(orgId, 'site');
     const created = await createCrawl({
       client: service.client(),
       headers: ds(dataset.id),
-      body: { crawl_options: { site_url: `${origin}/`, tags: ['docs'], interval: 'weekly' } },
+      body: {
+        crawl_options: { site_url: `${origin}/`, tags: ['docs'], interval: 'weekly', webhook_urls: [`${origin}/hook`], webhook_metadata: { team: 'docs' } },
+      },
     });
     expect(created.response.status, JSON.stringify(created.error)).toBe(200);
     crawl = created.data!;
@@ -313,7 +326,7 @@ describe('bad crawl options', () => {
       [{ site_url: `${origin}/`, limit: 0 }, /limit: 0 is not a positive number/],
       [{ site_url: `${origin}/`, include_paths: ['('] }, /include_paths: \( is not a regular expression/],
       [{ site_url: `${origin}/`, scrape_options: { type: 'youtube' } }, /youtube crawls are not offered yet/],
-      [{ site_url: `${origin}/`, webhook_urls: ['https://example.com/hook'] }, /webhook_urls/],
+      [{ site_url: `${origin}/`, webhook_urls: ['ftp://example.com/hook'] }, /webhook_urls\[0\]: ftp: is not http or https/],
       [
         { site_url: `${origin}/`, scrape_options: { type: 'openapi', openapi_schema_url: 'ftp://x/', openapi_tag: 'a' } },
         /openapi_schema_url: ftp: is not http/,

@@ -20,7 +20,7 @@ import { dropEmptyFileGroup, ensureFileGroup } from '../../server/ingest/group.j
 import { readIngestOptions } from '../../server/ingest/options.js';
 import { filePieces } from '../../server/ingest/pieces.js';
 import { dropPieces, readPieces, stagedCount, stagePieces } from '../../server/ingest/staging.js';
-import { postWebhook, type WebhookBody } from '../../server/ingest/webhook.js';
+import { type CrawlWebhookBody, postWebhook, type WebhookBody } from '../../server/ingest/webhook.js';
 import { heartbeat } from './heartbeat.js';
 import type { ActivityDeps } from './index.js';
 
@@ -160,7 +160,7 @@ export function ingestActivities(deps: ActivityDeps) {
     },
 
     /** One POST to the upload's webhook_url; throws on a refused connection or an answer outside 2xx. */
-    async notifyWebhook({ url, body }: { url: string; body: WebhookBody }): Promise<number> {
+    async notifyWebhook({ url, body }: { url: string; body: WebhookBody | CrawlWebhookBody }): Promise<number> {
       return postWebhook(url, body, outbound);
     },
   };
