@@ -5,6 +5,7 @@
 // The document is fetched through outboundFetch, so private addresses stay refused unless allowed.
 // Any failure to get or read it is one `skipped` event for the document's URL, and nothing else.
 import { OutboundRefusedError, type OutboundResponse, type OutboundSettings, outboundFetch } from '../../engines/outbound.js';
+import { boundedText } from '../body.js';
 import { nameBasedUuid } from '../../ingest/ids.js';
 import type { SourceChunk, SourceEvent } from '../types.js';
 import { CRAWLER_TOKEN } from '../website/types.js';
@@ -134,40 +135,12 @@ async function fetchDocument(specUrl: string, deps: OpenApiCrawlDeps): Promise<{
     return { reason };
   };
   if (response.status < 200 || response.status > 299) return unread(`the document's URL answered with status ${response.status}`);
-  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) return unread(`the document is larger than ${maxBytes} bytes`);
   try {
-    const bytes = await readCapped(response.body, maxBytes);
-    if (!bytes) return { reason: `the document is larger than ${maxBytes} bytes` };
-    return { text: decode(bytes, response.headers.get('content-type') ?? '') };
+    const text = await boundedText(response, maxBytes);
+    if (text === null) return { reason: `the document is larger than ${maxBytes} bytes` };
+    return { text };
   } catch (error) {
     deps.signal?.throwIfAborted();
     return { reason: `the document could not be read: ${(error as Error).message || 'the connection failed'}` };
-  }
-}
-
-/** The whole body, or null once it grows past `max` bytes (the rest is not read). */
-async function readCapped(body: OutboundResponse['body'], max: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array();
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(parts);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    parts.push(value);
-  }
-}
-
-function decode(bytes: Uint8Array, contentType: string): string {
-  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
   }
 }

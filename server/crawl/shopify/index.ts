@@ -5,6 +5,7 @@
 // page that fails (no answer, a non-2xx status, not JSON, not a listing) is reported as skipped
 // with the reason, and the crawl stops there: the pages after it cannot be trusted to exist.
 import { OutboundRefusedError, type OutboundResponse, type OutboundSettings, outboundFetch } from '../../engines/outbound.js';
+import { boundedText } from '../body.js';
 import type { SourceEvent } from '../types.js';
 import { USER_AGENT } from '../website/types.js';
 import { compileTagPatterns, productPage, productUrl, readListing } from './products.js';
@@ -112,34 +113,12 @@ async function fetchListing(url: string, deps: ShopifyCrawlDeps): Promise<{ text
     await response.body?.cancel();
     return { error: `status ${response.status}` };
   }
-  if (Number(response.headers.get('content-length') ?? 0) > MAX_LISTING_BYTES) {
-    await response.body?.cancel();
-    return { error: `larger than ${MAX_LISTING_BYTES} bytes` };
-  }
   try {
-    const bytes = await readCapped(response, MAX_LISTING_BYTES);
-    if (!bytes) return { error: `larger than ${MAX_LISTING_BYTES} bytes` };
-    return { text: new TextDecoder('utf-8').decode(bytes) };
+    const text = await boundedText(response, MAX_LISTING_BYTES);
+    if (text === null) return { error: `larger than ${MAX_LISTING_BYTES} bytes` };
+    return { text };
   } catch (error) {
     deps.signal?.throwIfAborted();
     return { error: (error as Error).message || 'the answer was cut short' };
-  }
-}
-
-/** The whole body, or null once it grows past `max` bytes (the rest is not read). */
-async function readCapped(response: OutboundResponse, max: number): Promise<Uint8Array | null> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(parts);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    parts.push(value);
   }
 }

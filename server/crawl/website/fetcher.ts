@@ -3,7 +3,8 @@
 // request before the next, so there is never more than one at a time. A redirect's hops are one
 // request: outboundFetch follows them at once, checking each.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OutboundRefusedError, type OutboundResponse, type OutboundSettings, outboundFetch } from '../../engines/outbound.js';
+import { OutboundRefusedError, type OutboundSettings, outboundFetch } from '../../engines/outbound.js';
+import { boundedText } from '../body.js';
 import { type CrawlPoliteness, USER_AGENT } from './types.js';
 
 export type Fetched =
@@ -57,38 +58,8 @@ export class PoliteFetcher {
     const unread = (fetched: Fetched) => response.body?.cancel().then(() => fetched) ?? fetched;
     if (response.status < 200 || response.status > 299) return unread({ kind: 'status', status: response.status });
     if (accepts && !accepts.includes(mediaType)) return unread({ kind: 'failed', reason: `the content type (${mediaType || 'none'}) is not crawled` });
-    // A declared length spares reading what would be thrown away; an undeclared one is counted.
-    if (Number(response.headers.get('content-length') ?? 0) > maxPageBytes) return unread({ kind: 'failed', reason: `larger than ${maxPageBytes} bytes` });
-    const bytes = await readCapped(response.body, maxPageBytes);
-    if (!bytes) return { kind: 'failed', reason: `larger than ${maxPageBytes} bytes` };
-    return { kind: 'body', url: response.url || url, contentType: mediaType, text: decode(bytes, contentType) };
-  }
-}
-
-/** The whole body, or null once it grows past `max` bytes (the rest is not read). */
-async function readCapped(body: OutboundResponse['body'], max: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array();
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(parts);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    parts.push(value);
-  }
-}
-
-/** The text in the charset the server names; UTF-8 when it names none or one we cannot read. */
-function decode(bytes: Uint8Array, contentType: string): string {
-  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
+    const text = await boundedText(response, maxPageBytes);
+    if (text === null) return { kind: 'failed', reason: `larger than ${maxPageBytes} bytes` };
+    return { kind: 'body', url: response.url || url, contentType: mediaType, text };
   }
 }
