@@ -1,9 +1,10 @@
 // The crawl flow (workflow `crawl-<id>`): one run of a crawl. Steps, each an activity:
 //   begin (count the run, mark it processing) -> crawl the source, storing pages as they are read
 //   (a long step that heartbeats; retried after a crash, it reads the site again and stores every
-//   page once, by tracking id) -> drop the chunks of pages this run did not find -> end (Completed
-//   or Failed with the reason, and a dataset event) -> the crawl's webhooks, told how it ended. A
-//   run that stored nothing fails and drops nothing. A crawl deleted meanwhile ends the flow quietly. Deterministic code only: it runs in Temporal's workflow sandbox.
+//   page once, by tracking id) -> drop the chunks of pages this run did not find -> the crawl's
+//   webhooks, told how it ended -> end (Completed or Failed with the reason, and a dataset event).
+//   A run that stored nothing fails and drops nothing. A crawl deleted meanwhile ends the flow
+//   quietly. Deterministic code only: it runs in Temporal's workflow sandbox.
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from './activities/index.js';
 import { checkUuid, isCancellation, reasonOf, retry } from './common.js';
@@ -51,13 +52,14 @@ export async function crawlFlow(ctx: FlowContext<Activities>, input: CrawlInput)
     if (isCancellation(err)) throw err;
     result = { status: 'failed', reason: reasonOf(err) };
   }
+  // The webhooks first: the run has ended, as its status says, once nothing is left to do.
+  await notifyWebhooks(ctx, begun.options, { datasetId, crawlId, stored, result });
   await endCrawlRun({
     crawlId,
     datasetId,
     end:
       result.status === 'completed' ? { outcome: 'completed', stored: result.stored, skipped: result.skipped } : { outcome: 'failed', reason: result.reason },
   });
-  await notifyWebhooks(ctx, begun.options, { datasetId, crawlId, stored, result });
   return result;
 }
 

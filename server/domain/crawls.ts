@@ -128,8 +128,20 @@ const isRunning = (status: T.CrawlStatus) => status === 'Pending' || typeof stat
 const crawlScheduleId = (crawlId: string) => `crawl-schedule-${crawlId}`;
 const crawlRun = (row: CrawlRow) => ({ workflowId: workflowIds.crawl(row.id), input: { crawlId: row.id, datasetId: row.dataset_id } });
 
+/** How long a run whose end is recorded may take to close before the next one can start. */
+const CLOSING_MS = 5000;
+
 async function startCrawl(services: Services, row: CrawlRow): Promise<void> {
-  await services.workflows.run('crawl', crawlRun(row));
+  for (const deadline = Date.now() + CLOSING_MS; ; ) {
+    try {
+      await services.workflows.run('crawl', crawlRun(row));
+      return;
+    } catch (error) {
+      // The run before has recorded its end but its engine has not closed it yet.
+      if (!(error instanceof WorkflowAlreadyRunningError) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }
 
 /** Runs the crawl on its interval from now on (a Temporal Schedule in full mode), or on none; the row with its next run. */
