@@ -73,7 +73,8 @@ async function serveSite(pages: number): Promise<{ url: string; close(): Promise
 
 export async function runCrawl(modeEnv: ModeEnvironment, options: CrawlOptions, log: (line: string) => void): Promise<CrawlResult> {
   const site = await serveSite(options.pages);
-  const env = { ...(await modeEnv.freshEnv()), OUTBOUND_ALLOW_PRIVATE: 'localhost' };
+  // The local site is read as fast as the crawl goes: what is measured is the crawl, not its politeness.
+  const env = { ...(await modeEnv.freshEnv()), OUTBOUND_ALLOW_PRIVATE: 'localhost', CRAWL_REQUESTS_PER_SECOND: '1000' };
   const service = await spawnService(env, log);
   let stopped = false;
   try {
@@ -160,7 +161,13 @@ async function scheduleDelays(env: Record<string, string>, datasetId: string): P
   const config = loadConfig(env);
   const store = await openStore(config.store);
   const lexical = await createLexicalIndex(config.lexical, store);
-  const engine = await createWorkflowEngine(config.workflows, { store, lexical, storage: await openFileStorage(config), outbound: config.outbound });
+  const engine = await createWorkflowEngine(config.workflows, {
+    store,
+    lexical,
+    storage: await openFileStorage(config),
+    outbound: config.outbound,
+    crawl: config.crawl,
+  });
   await engine.start();
   try {
     const delays: number[] = [];

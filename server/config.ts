@@ -70,6 +70,11 @@ const schema = z
         }
       })
       .optional(),
+    CRAWL_REQUESTS_PER_SECOND: z.coerce
+      .number({ message: 'must be a number of requests per second, such as 2 or 0.5' })
+      .min(0.1, 'must be at least 0.1 (one request every 10 seconds)')
+      .max(1000, 'must be at most 1000')
+      .default(2),
     URL_SIGNING_SECRET: z.string().trim().min(32, 'must be at least 32 characters long').optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
@@ -101,6 +106,8 @@ export interface Config {
    * endpoints with their keys, and the private addresses tenants' URLs may reach.
    */
   outbound: OutboundSettings;
+  /** How crawls treat the sites they read. */
+  crawl: CrawlSettings;
   /** The model of LLM_BASE_URL that a dataset naming none uses. */
   llmDefaultModel: string | null;
   /** Signs file links and crawl secrets instead of the secret kept in the database; null: that one. */
@@ -122,6 +129,11 @@ export interface Config {
   store: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string };
   lexical: { kind: 'postgres' } | { kind: 'typesense'; url: string; apiKey: string; collection: string };
   workflows: { kind: 'in-process' } | { kind: 'temporal'; address: string; namespace: string; taskQueue: string };
+}
+
+export interface CrawlSettings {
+  /** Between the end of one request to a site and the start of the next (from CRAWL_REQUESTS_PER_SECOND). */
+  minDelayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -147,6 +159,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       reranker: env.RERANKER_BASE_URL ? { baseUrl: env.RERANKER_BASE_URL, apiKey: env.RERANKER_API_KEY ?? null } : null,
       llm: env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY ?? null } : null,
     },
+    crawl: { minDelayMs: 1000 / env.CRAWL_REQUESTS_PER_SECOND },
     llmDefaultModel: env.LLM_DEFAULT_MODEL ?? null,
     urlSigningSecret: env.URL_SIGNING_SECRET ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,

@@ -45,7 +45,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.splice(1, 0, lexical);
     const storage = await openFileStorage(config);
-    const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound }, { logger });
+    const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound, crawl: config.crawl }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
     return { config, store, lexical, workflows, storage, deferred, bm25, vectors, defaultEmbedder, close: () => closeAll(opened) };

@@ -566,9 +566,10 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
  * Crawl a website, a Shopify store or an OpenAPI document into the dataset
  *
  * Creates a crawl of the dataset and starts it as durable work (the workflow `crawl-<id>`). A website crawl
- * starts at `site_url`, reads its sitemap unless `ignore_sitemap`, honours robots.txt, stays on the site
- * unless `allow_external_links`, keeps the paths matching `include_paths` and not `exclude_paths`, and stops
- * after `limit` pages (1000 when missing). Each HTML page is split into chunks by heading (the parts
+ * starts at `site_url`, reads its sitemap (gzipped or not) unless `ignore_sitemap`, honours robots.txt (its
+ * `Crawl-delay` too, up to 10 s, when longer than the instance's pace, `CRAWL_REQUESTS_PER_SECOND`, one
+ * request at a time), stays on the site unless `allow_external_links`, keeps the paths matching
+ * `include_paths` and not `exclude_paths`, and stops after `limit` pages (1000 when missing). Each HTML page is split into chunks by heading (the parts
  * `include_tags` keeps and `exclude_tags` does not), with `heading_remove_strings` and `body_remove_strings`
  * taken out; each chunk links to its page, carries `tags`, and has a tracking id made from its page and
  * place, so the next crawl of the page updates it rather than adding another. Chunks of pages gone since

@@ -5,12 +5,19 @@ import type { OutboundSettings } from '../engines/outbound.js';
 import { crawlOpenApi } from './openapi/index.js';
 import { crawlShopify } from './shopify/index.js';
 import type { SourceEvent } from './types.js';
-import { crawlWebsite } from './website/index.js';
+import { type CrawlPoliteness, crawlWebsite } from './website/index.js';
 
 /** Pages a crawl stores when its options do not say. */
 export const DEFAULT_PAGE_LIMIT = 1000;
 
-export function crawlSource(options: T.CrawlOptions, deps: { outbound: OutboundSettings; signal?: AbortSignal }): AsyncIterable<SourceEvent> {
+export interface SourceDeps {
+  outbound: OutboundSettings;
+  signal?: AbortSignal;
+  /** The instance's pace of requests to a site (CRAWL_REQUESTS_PER_SECOND). */
+  politeness?: Pick<CrawlPoliteness, 'minDelayMs'>;
+}
+
+export function crawlSource(options: T.CrawlOptions, deps: SourceDeps): AsyncIterable<SourceEvent> {
   const limit = options.limit ?? DEFAULT_PAGE_LIMIT;
   const siteUrl = options.site_url!;
   const scrape = options.scrape_options;

@@ -20,6 +20,8 @@ export async function testEnvironment(extra: Record<string, string> = {}): Promi
     LOG_LEVEL: 'silent',
     ADMIN_API_KEY: 'test-admin-key-0123456789',
     DEFAULT_EMBEDDER: 'builtin',
+    // Local sites answer at once; crawls' pacing has unit tests of its own.
+    CRAWL_REQUESTS_PER_SECOND: '1000',
   };
   if (mode === 'embedded') return { ...base, ...extra };
   const engines = inject('engineEnv');

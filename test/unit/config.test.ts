@@ -53,6 +53,12 @@ describe('loadConfig', () => {
     ).toEqual(['admin-secret-123456', 'llm-secret', 'p%40ss', 'p@ss', 'ts']);
   });
 
+  it('paces crawls at CRAWL_REQUESTS_PER_SECOND, two a second unless told', () => {
+    expect(loadConfig({}).crawl).toEqual({ minDelayMs: 500 });
+    expect(loadConfig({ CRAWL_REQUESTS_PER_SECOND: '0.5' }).crawl).toEqual({ minDelayMs: 2000 });
+    expect(loadConfig({ CRAWL_REQUESTS_PER_SECOND: '1000' }).crawl).toEqual({ minDelayMs: 1 });
+  });
+
   it('reads the upload limit and the public address', () => {
     const config = loadConfig({ FILE_UPLOAD_LIMIT: '512mb', PUBLIC_URL: 'https://search.example.com/' });
     expect(config.fileUploadLimit).toBe(512 * 1024 ** 2);
@@ -90,6 +96,8 @@ describe('loadConfig', () => {
     [{ OUTBOUND_ALLOW_PRIVATE: 'http://127.0.0.1' }, 'OUTBOUND_ALLOW_PRIVATE'],
     [{ URL_SIGNING_SECRET: 'too-short' }, 'URL_SIGNING_SECRET'],
     [{ DEFAULT_EMBEDDER: 'minilm' }, 'DEFAULT_EMBEDDER'],
+    [{ CRAWL_REQUESTS_PER_SECOND: 'fast' }, 'CRAWL_REQUESTS_PER_SECOND'],
+    [{ CRAWL_REQUESTS_PER_SECOND: '0' }, 'CRAWL_REQUESTS_PER_SECOND'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));

@@ -1,10 +1,21 @@
 // The website crawler against a small site served here over real HTTP on 127.0.0.1, with a second
 // server on another port as another origin: what is stored and skipped and why, robots.txt and
-// sitemaps, scope and selection options, chunks and their ids, politeness, abort, private addresses.
+// sitemaps, scope and selection options, chunks and their ids, politeness, abort, private addresses;
+// and a third site for robots.txt's Crawl-delay and gzipped sitemaps.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CrawlEvent, type CrawlSkip, type CrawledPage, crawlWebsite, type WebsiteCrawlOptions } from '../../server/crawl/website/index.js';
+import { HostPacer, MAX_HOST_DELAY_MS } from '../../server/crawl/pacer.js';
+import {
+  type CrawlEvent,
+  type CrawlPoliteness,
+  type CrawlSkip,
+  type CrawledPage,
+  crawlWebsite,
+  type WebsiteCrawlOptions,
+} from '../../server/crawl/website/index.js';
+import { sitemapText } from '../../server/crawl/website/sitemap.js';
 import { STRICT_OUTBOUND } from '../../server/engines/outbound.js';
 import { localStandIns } from '../support/outbound.js';
 
@@ -290,5 +301,126 @@ describe('crawlWebsite', () => {
       crawl({ siteUrl: `${site.url}/slow`, ignoreSitemap: true }, { signal: controller.signal, politeness: { pageTimeoutMs: 10_000 } }),
     ).rejects.toThrow('stopped by the test');
     expect(Date.now() - began).toBeLessThan(1_500);
+  });
+});
+
+describe('crawlWebsite politeness and gzipped sitemaps', () => {
+  let polite: Site;
+  let robots = '';
+
+  beforeAll(async () => {
+    polite = await serve((path, res) => {
+      const P = polite.url;
+      const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>${body}`;
+      const urlset = (...paths: string[]) => xml(`<urlset>${paths.map((p) => `<url><loc>${P}${p}</loc></url>`).join('')}</urlset>`);
+      const index = (...paths: string[]) => xml(`<sitemapindex>${paths.map((p) => `<sitemap><loc>${P}${p}</loc></sitemap>`).join('')}</sitemapindex>`);
+      const gz = (type: string, text: string) => void res.writeHead(200, { 'content-type': type }).end(gzipSync(text));
+      switch (path) {
+        case '/robots.txt':
+          return void res.writeHead(200, { 'content-type': 'text/plain' }).end(robots);
+        case '/':
+          return html(res, '<h1>Start</h1><p>Begin</p><a href="/a">a</a><a href="/b">b</a>');
+        case '/index.xml':
+          return void res
+            .writeHead(200, { 'content-type': 'application/xml' })
+            .end(index('/pages.xml.gz', '/bomb.xml.gz', '/encoded.xml', '/nested.xml.gz', '/broken.xml.gz'));
+        case '/pages.xml.gz':
+          return gz('application/x-gzip', urlset('/from-gz'));
+        case '/nested.xml.gz':
+          return gz('application/gzip', index('/deeper.xml.gz'));
+        case '/deeper.xml.gz':
+          return gz('application/octet-stream', urlset('/from-deeper'));
+        case '/bomb.xml.gz':
+          // A few hundred bytes on the wire, far more than the size bound once unpacked.
+          return gz('application/gzip', urlset('/from-bomb') + ' '.repeat(1_000_000));
+        case '/broken.xml.gz':
+          return void res.writeHead(200, { 'content-type': 'application/gzip' }).end(gzipSync(urlset('/from-broken')).subarray(0, 30));
+        case '/encoded.xml':
+          // Compressed for the transfer only: the HTTP client unpacks it.
+          return void res.writeHead(200, { 'content-type': 'application/xml', 'content-encoding': 'gzip' }).end(gzipSync(urlset('/from-encoded')));
+        case '/a':
+        case '/b':
+        case '/from-gz':
+        case '/from-deeper':
+        case '/from-encoded':
+        case '/from-bomb':
+        case '/from-broken':
+          return html(res, `<h1>${path}</h1><p>Text of ${path}</p>`);
+        default:
+          res.writeHead(404).end();
+      }
+    });
+  });
+  afterAll(() => polite.close());
+  beforeEach(() => {
+    polite.received.length = 0;
+  });
+
+  async function politeCrawl(politeness: Partial<CrawlPoliteness>, options: Partial<WebsiteCrawlOptions> = {}) {
+    const events: CrawlEvent[] = [];
+    for await (const event of crawlWebsite(
+      { siteUrl: `${polite.url}/`, limit: 2, ignoreSitemap: true, allowExternalLinks: false, ...options },
+      { outbound: localStandIns, politeness: { ...fast, ...politeness } },
+    ))
+      events.push(event);
+    return events.flatMap((e) => ('page' in e ? [e.page.url.replace(polite.url, '')] : []));
+  }
+
+  /** The gaps between the requests the site received, in order, in ms. */
+  const gaps = () => polite.received.slice(1).map((r, i) => r.at - polite.received[i].at);
+
+  it("waits robots.txt's Crawl-delay for our user agent between requests", async () => {
+    // The group for every other crawler forbids everything: only ours lets the crawl in.
+    robots = 'User-agent: *\nDisallow: /\n\nUser-agent: ChunkSearchCrawler\nAllow: /\nCrawl-delay: 0.8\n';
+    const began = Date.now();
+    expect(await politeCrawl({ minDelayMs: 0 })).toEqual(['/', '/a']);
+    expect(polite.received.map((r) => r.path)).toEqual(['/robots.txt', '/', '/a']);
+    for (const gap of gaps()) expect(gap).toBeGreaterThanOrEqual(780);
+    expect(Date.now() - began).toBeLessThan(10_000);
+  });
+
+  it('waits the larger of the Crawl-delay and the crawl’s own delay', async () => {
+    robots = 'User-agent: *\nCrawl-delay: 0.1\n';
+    expect(await politeCrawl({ minDelayMs: 500 })).toEqual(['/', '/a']);
+    for (const gap of gaps()) expect(gap).toBeGreaterThanOrEqual(480);
+
+    polite.received.length = 0;
+    robots = 'User-agent: *\nCrawl-delay: 0.5\n';
+    expect(await politeCrawl({ minDelayMs: 100 })).toEqual(['/', '/a']);
+    for (const gap of gaps()) expect(gap).toBeGreaterThanOrEqual(480);
+
+    polite.received.length = 0;
+    robots = 'User-agent: *\nCrawl-delay: soon\n';
+    const began = Date.now();
+    expect(await politeCrawl({ minDelayMs: 0 })).toEqual(['/', '/a']);
+    expect(Date.now() - began).toBeLessThan(1_000);
+  });
+
+  it('takes a Crawl-delay longer than its bound as the bound', () => {
+    const pacer = new HostPacer(200);
+    expect(pacer.delayOf('example.com')).toBe(200);
+    pacer.askedDelay('example.com', 3_600_000);
+    expect(pacer.delayOf('example.com')).toBe(MAX_HOST_DELAY_MS);
+    expect(pacer.delayOf('example.com:8080')).toBe(200);
+    pacer.askedDelay('example.org', Number.NaN);
+    expect(pacer.delayOf('example.org')).toBe(200);
+  });
+
+  it('reads gzipped sitemaps and sitemap indexes, within the size bound, and sitemaps sent gzip-encoded', async () => {
+    robots = `User-agent: *\nAllow: /\nSitemap: ${polite.url}/index.xml\n`;
+    const pages = await politeCrawl({ minDelayMs: 0 }, { ignoreSitemap: false, limit: 100 });
+    expect(pages).toEqual(['/', '/from-gz', '/from-encoded', '/from-deeper', '/a', '/b']);
+    const requested = polite.received.map((r) => r.path);
+    // The bomb and the truncated file were read, and gave nothing.
+    expect(requested).toEqual(expect.arrayContaining(['/bomb.xml.gz', '/broken.xml.gz', '/nested.xml.gz', '/deeper.xml.gz']));
+    expect(requested).not.toContain('/from-bomb');
+    expect(requested).not.toContain('/from-broken');
+  });
+
+  it('unpacks a sitemap only when it is gzip, by its first bytes', async () => {
+    const text = '<urlset><url><loc>https://example.com/x</loc></url></urlset>';
+    expect(await sitemapText(gzipSync(text), 'application/gzip', 1000)).toBe(text);
+    expect(await sitemapText(Buffer.from(text), 'application/gzip', 1000)).toBe(text);
+    expect(await sitemapText(gzipSync(text), '', text.length - 1)).toBeNull();
   });
 });

@@ -12,6 +12,11 @@ import type { ActivityDeps } from './index.js';
 
 /** The longest a crawled page waits to be stored with others. */
 const MAX_WAIT_MS = 1000;
+/**
+ * How often the crawl step says it is alive while no page comes (a site's Crawl-delay, a slow
+ * channel API): well inside the step's heartbeat timeout.
+ */
+const ALIVE_EVERY_MS = 10_000;
 
 export interface CrawlRunRef {
   crawlId: string;
@@ -32,6 +37,7 @@ export function crawlActivities(deps: ActivityDeps) {
   const { store, lexical } = deps;
   const { db } = store;
   const outbound = deps.outbound ?? STRICT_OUTBOUND;
+  const politeness = deps.crawl && { minDelayMs: deps.crawl.minDelayMs };
   const chunkServices = { store, lexical, config: { outbound } };
 
   return {
@@ -62,16 +68,21 @@ export function crawlActivities(deps: ActivityDeps) {
         stored += pages.length;
         return true;
       };
-      for await (const item of crawlSource(crawl.crawl_options, { outbound })) {
-        seen++;
-        if ('page' in item) {
-          if (waiting.length === 0) waitingSince = Date.now();
-          waiting.push(item.page);
-          waitingChunks += item.page.chunks.length;
-        } else firstSkip ??= `${item.skipped.url}: ${item.skipped.reason}`;
-        if ((waitingChunks >= STORE_BATCH || Date.now() - waitingSince >= MAX_WAIT_MS) && !(await flush())) return gone;
-        heartbeat({ seen, stored });
-        if (!(await recordProgress(db, crawlId, seen, stored))) return gone;
+      const alive = setInterval(() => heartbeat({ seen, stored }), ALIVE_EVERY_MS);
+      try {
+        for await (const item of crawlSource(crawl.crawl_options, { outbound, politeness })) {
+          seen++;
+          if ('page' in item) {
+            if (waiting.length === 0) waitingSince = Date.now();
+            waiting.push(item.page);
+            waitingChunks += item.page.chunks.length;
+          } else firstSkip ??= `${item.skipped.url}: ${item.skipped.reason}`;
+          if ((waitingChunks >= STORE_BATCH || Date.now() - waitingSince >= MAX_WAIT_MS) && !(await flush())) return gone;
+          heartbeat({ seen, stored });
+          if (!(await recordProgress(db, crawlId, seen, stored))) return gone;
+        }
+      } finally {
+        clearInterval(alive);
       }
       if (!(await flush()) || !(await recordProgress(db, crawlId, seen, stored))) return gone;
       return { stored, skipped: seen - stored, firstSkip, gone: false };

@@ -1,6 +1,8 @@
 // robots.txt, read once per origin and obeyed as RFC 9309 says: a 4xx answer means no rules
 // (allow all); a 5xx answer or none at all means the site may not want crawling, so nothing on it
-// is fetched (complete disallow), which is the conservative choice the RFC asks for.
+// is fetched (complete disallow), which is the conservative choice the RFC asks for. A Crawl-delay
+// for our user agent (or for `*`) spaces the requests to the site, when longer than the crawl's own
+// spacing (up to MAX_HOST_DELAY_MS).
 import robotsParser from 'robots-parser';
 import type { PoliteFetcher } from './fetcher.js';
 import { CRAWLER_TOKEN } from './types.js';
@@ -23,6 +25,8 @@ export async function readRobots(fetcher: PoliteFetcher, origin: string): Promis
     return { refusal: () => `robots.txt could not be read (${why}), so the site is not crawled`, sitemaps: [] };
   }
   const robots = robotsParser(url, fetched.text);
+  const delay = robots.getCrawlDelay(CRAWLER_TOKEN);
+  if (delay !== undefined) fetcher.crawlDelay(origin, delay);
   return {
     // Undefined means the URL is not on this origin: the caller asks the right origin's rules.
     refusal: (page) => (robots.isAllowed(page, CRAWLER_TOKEN) === false ? 'disallowed by robots.txt' : null),

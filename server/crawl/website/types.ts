@@ -56,7 +56,8 @@ export interface CrawlPoliteness {
 }
 
 // 10 MB holds any real page; 15 s is what a slow but working site needs. Requests are already one
-// at a time, so no delay is added unless the operator asks for one.
+// at a time, so no delay is added unless asked for: the service asks for CRAWL_REQUESTS_PER_SECOND's,
+// a site for its robots.txt Crawl-delay.
 export const DEFAULT_POLITENESS: CrawlPoliteness = Object.freeze({ maxPageBytes: 10 * 1024 * 1024, pageTimeoutMs: 15_000, minDelayMs: 0 });
 
 /** The token robots.txt groups are matched against. */
