@@ -75,6 +75,9 @@ const schema = z
       .min(0.1, 'must be at least 0.1 (one request every 10 seconds)')
       .max(1000, 'must be at most 1000')
       .default(2),
+    YOUTUBE_API_KEY: optionalText,
+    YOUTUBE_API_BASE_URL: url(['http:', 'https:']).default('https://www.googleapis.com/youtube/v3'),
+    YOUTUBE_TRANSCRIPT_BASE_URL: url(['http:', 'https:']).default('https://www.youtube.com'),
     URL_SIGNING_SECRET: z.string().trim().min(32, 'must be at least 32 characters long').optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
@@ -158,6 +161,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       embedding: env.EMBEDDING_BASE_URL ? { baseUrl: env.EMBEDDING_BASE_URL, apiKey: env.EMBEDDING_API_KEY ?? null } : null,
       reranker: env.RERANKER_BASE_URL ? { baseUrl: env.RERANKER_BASE_URL, apiKey: env.RERANKER_API_KEY ?? null } : null,
       llm: env.LLM_BASE_URL ? { baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY ?? null } : null,
+      // Google's APIs take a key in this header: it stays out of URLs, which errors may quote.
+      youtube: env.YOUTUBE_API_KEY ? { baseUrl: env.YOUTUBE_API_BASE_URL, apiKey: env.YOUTUBE_API_KEY, keyHeader: 'x-goog-api-key' } : null,
+      youtubeTranscripts: { baseUrl: env.YOUTUBE_TRANSCRIPT_BASE_URL, apiKey: null },
     },
     crawl: { minDelayMs: 1000 / env.CRAWL_REQUESTS_PER_SECOND },
     llmDefaultModel: env.LLM_DEFAULT_MODEL ?? null,
@@ -178,7 +184,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The variables that hold secrets; DATABASE_URL's password is one too. */
-const SECRET_VARIABLES = ['ADMIN_API_KEY', 'EMBEDDING_API_KEY', 'RERANKER_API_KEY', 'LLM_API_KEY', 'TYPESENSE_API_KEY', 'URL_SIGNING_SECRET'] as const;
+const SECRET_VARIABLES = [
+  'ADMIN_API_KEY',
+  'EMBEDDING_API_KEY',
+  'RERANKER_API_KEY',
+  'LLM_API_KEY',
+  'YOUTUBE_API_KEY',
+  'TYPESENSE_API_KEY',
+  'URL_SIGNING_SECRET',
+] as const;
 
 /** The secret values an environment holds, for the logger to strip from every line it writes. */
 export function secretValues(source: NodeJS.ProcessEnv = process.env): string[] {

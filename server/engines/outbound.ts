@@ -1,11 +1,11 @@
 // Every request the service sends to a URL that configuration names (embedding, reranking and LLM
-// endpoints, webhooks; later crawls) goes through outboundFetch, which holds two rules:
+// endpoints, webhooks, crawled sites, the YouTube API) goes through outboundFetch, which holds two rules:
 //
-// - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY, LLM_API_KEY) go only to the
-//   endpoint the operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL,
-//   LLM_BASE_URL): a request is given a key only when its URL lies under that endpoint, checked
-//   again at every redirect. Those endpoints are reached wherever they are, for the use they are
-//   configured for.
+// - The instance's own keys (EMBEDDING_API_KEY, RERANKER_API_KEY, LLM_API_KEY, YOUTUBE_API_KEY) go
+//   only to the endpoint the operator configured them for (EMBEDDING_BASE_URL, RERANKER_BASE_URL,
+//   LLM_BASE_URL, YOUTUBE_API_BASE_URL): a request is given a key only when its URL lies under that
+//   endpoint, checked again at every redirect. Those endpoints (and YOUTUBE_TRANSCRIPT_BASE_URL,
+//   which takes no key) are reached wherever they are, for the use they are configured for.
 // - Any other URL is a tenant's choice, so it may not reach private, loopback, link-local or other
 //   non-public addresses unless OUTBOUND_ALLOW_PRIVATE allows them. The check is made where the
 //   connection is made: on every address a host name resolves to (before connecting) and on the
@@ -22,6 +22,8 @@ export type { Response as OutboundResponse } from 'undici';
 export interface InstanceEndpoint {
   baseUrl: string;
   apiKey: string | null;
+  /** The header that carries the key as it is; when absent, `authorization: Bearer <key>`. */
+  keyHeader?: string;
 }
 
 export interface OutboundSettings {
@@ -33,7 +35,14 @@ export interface OutboundSettings {
   reranker: InstanceEndpoint | null;
   /** LLM_BASE_URL with LLM_API_KEY. */
   llm: InstanceEndpoint | null;
+  /** YOUTUBE_API_BASE_URL with YOUTUBE_API_KEY; null (or absent) when no key is configured. */
+  youtube?: InstanceEndpoint | null;
+  /** YOUTUBE_TRANSCRIPT_BASE_URL: where YouTube's pages and caption tracks are read. */
+  youtubeTranscripts?: InstanceEndpoint | null;
 }
+
+/** The uses an instance endpoint is configured for. */
+export type Credential = 'embedding' | 'reranker' | 'llm' | 'youtube' | 'youtubeTranscripts';
 
 /** Refuses every non-public address and knows no instance endpoint. */
 export const STRICT_OUTBOUND: OutboundSettings = Object.freeze({ allowPrivate: [], embedding: null, reranker: null, llm: null });
@@ -68,7 +77,7 @@ export interface OutboundInit {
   /** Ends the exchange, the body's reading included (the caller went away). */
   signal?: AbortSignal;
   /** The use: under this instance endpoint, the URL gets its key and may be a private address. */
-  credential?: 'embedding' | 'reranker' | 'llm';
+  credential?: Credential;
 }
 
 const MAX_REDIRECTS = 5;
@@ -94,10 +103,12 @@ export async function outboundFetch(settings: OutboundSettings, url: string | UR
   const sent: Record<string, string> = { ...init.headers };
   for (let hop = 0; ; hop++) {
     const headers = { ...sent };
-    const key = init.credential ? keyFor(settings[init.credential], target) : null;
-    if (key) headers.authorization = `Bearer ${key}`;
+    const endpoint = init.credential ? (settings[init.credential] ?? null) : null;
+    const key = keyFor(endpoint, target);
+    if (key && endpoint?.keyHeader) headers[endpoint.keyHeader] = key;
+    else if (key) headers.authorization = `Bearer ${key}`;
     // The operator's endpoint is trusted for what it serves only: not as a webhook's target.
-    const trusted = init.credential ? under(settings[init.credential], target) : false;
+    const trusted = under(endpoint, target);
     let response: Response;
     try {
       response = await fetch(target, { method, headers, body, redirect: 'manual', signal, dispatcher: trusted ? policy.open : policy.guarded });

@@ -17,7 +17,14 @@ describe('loadConfig', () => {
     expect(config.adminApiKey).toBeNull();
     expect(config.fileUploadLimit).toBe(1024 ** 3);
     expect(config.publicUrl).toBeNull();
-    expect(config.outbound).toEqual({ allowPrivate: [], embedding: null, reranker: null, llm: null });
+    expect(config.outbound).toEqual({
+      allowPrivate: [],
+      embedding: null,
+      reranker: null,
+      llm: null,
+      youtube: null,
+      youtubeTranscripts: { baseUrl: 'https://www.youtube.com', apiKey: null },
+    });
   });
 
   it('binds the instance keys to the endpoints the operator names, and reads the private addresses allowed', () => {
@@ -35,10 +42,28 @@ describe('loadConfig', () => {
       embedding: { baseUrl: 'https://embed.example.com/v1', apiKey: 'embed-key' },
       reranker: { baseUrl: 'http://10.0.0.5:8080', apiKey: null },
       llm: { baseUrl: 'https://llm.example.com/v1', apiKey: 'llm-key' },
+      youtube: null,
+      youtubeTranscripts: { baseUrl: 'https://www.youtube.com', apiKey: null },
     });
     expect(config.llmDefaultModel).toBe('small-model');
     expect(() => loadConfig({ LLM_API_KEY: 'llm-key' })).toThrow(/LLM_API_KEY.*LLM_BASE_URL/);
     expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: '*' }).outbound.allowPrivate).toEqual(['*']);
+  });
+
+  it('sends YOUTUBE_API_KEY to the YouTube Data API, in the header Google reads, and reads transcripts where told', () => {
+    expect(loadConfig({ YOUTUBE_API_KEY: 'yt-key' }).outbound).toMatchObject({
+      youtube: { baseUrl: 'https://www.googleapis.com/youtube/v3', apiKey: 'yt-key', keyHeader: 'x-goog-api-key' },
+      youtubeTranscripts: { baseUrl: 'https://www.youtube.com', apiKey: null },
+    });
+    const standIn = loadConfig({
+      YOUTUBE_API_KEY: 'yt-key',
+      YOUTUBE_API_BASE_URL: 'http://127.0.0.1:9000/youtube/v3',
+      YOUTUBE_TRANSCRIPT_BASE_URL: 'http://127.0.0.1:9000',
+    }).outbound;
+    expect(standIn.youtube?.baseUrl).toBe('http://127.0.0.1:9000/youtube/v3');
+    expect(standIn.youtubeTranscripts?.baseUrl).toBe('http://127.0.0.1:9000');
+    // Without a key, YouTube crawls are refused; the API's address alone changes nothing.
+    expect(loadConfig({ YOUTUBE_API_BASE_URL: 'http://127.0.0.1:9000/youtube/v3' }).outbound.youtube).toBeNull();
   });
 
   it('lists the secret values of an environment, for the logger to strip', () => {
@@ -46,11 +71,12 @@ describe('loadConfig', () => {
       secretValues({
         ADMIN_API_KEY: 'admin-secret-123456',
         LLM_API_KEY: 'llm-secret',
+        YOUTUBE_API_KEY: 'yt-secret',
         TYPESENSE_API_KEY: 'ts',
         DATABASE_URL: 'postgres://u:p%40ss@h/db',
         PORT: '1',
       }).sort(),
-    ).toEqual(['admin-secret-123456', 'llm-secret', 'p%40ss', 'p@ss', 'ts']);
+    ).toEqual(['admin-secret-123456', 'llm-secret', 'p%40ss', 'p@ss', 'ts', 'yt-secret']);
   });
 
   it('paces crawls at CRAWL_REQUESTS_PER_SECOND, two a second unless told', () => {
@@ -98,6 +124,8 @@ describe('loadConfig', () => {
     [{ DEFAULT_EMBEDDER: 'minilm' }, 'DEFAULT_EMBEDDER'],
     [{ CRAWL_REQUESTS_PER_SECOND: 'fast' }, 'CRAWL_REQUESTS_PER_SECOND'],
     [{ CRAWL_REQUESTS_PER_SECOND: '0' }, 'CRAWL_REQUESTS_PER_SECOND'],
+    [{ YOUTUBE_API_BASE_URL: 'googleapis.com/youtube/v3' }, 'YOUTUBE_API_BASE_URL'],
+    [{ YOUTUBE_TRANSCRIPT_BASE_URL: 'ftp://youtube.example' }, 'YOUTUBE_TRANSCRIPT_BASE_URL'],
   ])('refuses %o naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${name}\\b`));

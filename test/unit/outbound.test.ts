@@ -10,16 +10,22 @@ import {
   parseAllowList,
   refusalOf,
   STRICT_OUTBOUND,
+  type Credential,
   type OutboundSettings,
 } from '../../server/engines/outbound.js';
 
 let server: http.Server;
 let port: number;
-const received: { path: string; authorization?: string; method?: string }[] = [];
+const received: { path: string; authorization?: string; googKey?: string; method?: string }[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
-    received.push({ path: req.url ?? '', authorization: req.headers.authorization, method: req.method });
+    received.push({
+      path: req.url ?? '',
+      authorization: req.headers.authorization,
+      googKey: req.headers['x-goog-api-key'] as string | undefined,
+      method: req.method,
+    });
     const redirect = /\/redirect\/(\d+)\?to=(.*)$/.exec(req.url ?? '');
     if (redirect) return res.writeHead(Number(redirect[1]), { location: decodeURIComponent(redirect[2]) }).end();
     if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
@@ -46,7 +52,7 @@ const settings = (allowPrivate: string[], more: Partial<OutboundSettings> = {}):
   llm: null,
   ...more,
 });
-const get = (outbound: OutboundSettings, url: string, credential?: 'embedding' | 'reranker') => outboundFetch(outbound, url, { timeoutMs: 5000, credential });
+const get = (outbound: OutboundSettings, url: string, credential?: Credential) => outboundFetch(outbound, url, { timeoutMs: 5000, credential });
 const local = (path: string, host = '127.0.0.1') => `http://${host}:${port}${path}`;
 const redirectTo = (status: number, to: string) => `/redirect/${status}?to=${encodeURIComponent(to)}`;
 
@@ -166,6 +172,28 @@ describe("the instance's keys", () => {
       ['/elsewhere', undefined],
     ]);
     await expect(get(operator(), local(`/operator/v1${redirectTo(307, '/elsewhere')}`), 'embedding')).rejects.toThrow(/loopback/);
+  });
+
+  it('go in the header the endpoint names (the YouTube API), and as far as it only', async () => {
+    const operatorYoutube = (allowPrivate: string[] = []) =>
+      settings(allowPrivate, {
+        youtube: { baseUrl: local('/youtube/v3'), apiKey: 'instance-youtube-key', keyHeader: 'x-goog-api-key' },
+        youtubeTranscripts: { baseUrl: local('/yt'), apiKey: null },
+      });
+    const youtube = operatorYoutube();
+    await get(youtube, local('/youtube/v3/channels?part=id'), 'youtube');
+    // Out of the API's base, a redirect's target is a URL like any other: allowed here to be followed.
+    await get(operatorYoutube(['127.0.0.1']), local(`/youtube/v3${redirectTo(302, '/yt/watch')}`), 'youtube');
+    await get(youtube, local('/yt/watch'), 'youtubeTranscripts');
+    expect(received.map((r) => [r.path.split('?')[0], r.googKey, r.authorization])).toEqual([
+      ['/youtube/v3/channels', 'instance-youtube-key', undefined],
+      ['/youtube/v3/redirect/302', 'instance-youtube-key', undefined],
+      ['/yt/watch', undefined, undefined],
+      ['/yt/watch', undefined, undefined],
+    ]);
+    // The transcript endpoint is the operator's for transcripts only.
+    await expect(get(youtube, local('/yt/watch'))).rejects.toThrow(/OUTBOUND_ALLOW_PRIVATE/);
+    await expect(get(youtube, local('/elsewhere'), 'youtubeTranscripts')).rejects.toThrow(/OUTBOUND_ALLOW_PRIVATE/);
   });
 });
 
