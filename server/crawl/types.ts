@@ -1,5 +1,5 @@
-// What a crawl source (a website, a Shopify store, an OpenAPI document) hands the crawl: pages,
-// each with its chunks, or pages skipped with the reason.
+// What a crawl source (a website, a Shopify store, an OpenAPI document, a YouTube channel) hands
+// the crawl: pages, each with its chunks, or pages skipped with the reason.
 
 export interface SourceChunk {
   /** Stable across crawls of the same source, so a re-crawl updates the chunk in place. */
@@ -12,6 +12,12 @@ export interface SourceChunk {
   /** Tags of the chunk, added to the crawl's own. */
   tags?: string[];
   imageUrls?: string[];
+  /** Where the chunk links to, when not its page (a video at the second the chunk starts). */
+  link?: string;
+  /** The chunk's date and time (ISO 8601): a video's publication. */
+  timeStamp?: string;
+  /** Added to the chunk's metadata, beside its page's URL, title and headings. */
+  metadata?: Record<string, unknown>;
 }
 
 export interface SourcePage {

@@ -59,13 +59,14 @@ export async function storePages(
   const payloads: T.ChunkReqPayload[] = pages.flatMap((page) =>
     page.chunks.map((chunk) => ({
       chunk_html: chunk.html,
-      link: page.url,
+      link: chunk.link ?? page.url,
       tracking_id: chunk.trackingId,
       upsert_by_tracking_id: true,
       tag_set: [...new Set([...(options.tags ?? []), ...(chunk.tags ?? [])])],
       num_value: chunk.numValue ?? undefined,
       image_urls: chunk.imageUrls?.length ? chunk.imageUrls : undefined,
-      metadata: { url: page.url, title: page.title, headings: chunk.headings },
+      time_stamp: chunk.timeStamp,
+      metadata: { ...chunk.metadata, url: page.url, title: page.title, headings: chunk.headings },
       ...(options.boost_titles && page.title
         ? { fulltext_boost: { phrase: page.title, boost_factor: 1.3 }, semantic_boost: { phrase: page.title, distance_factor: 0.5 } }
         : {}),
