@@ -563,7 +563,7 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
 });
 
 /**
- * Crawl a website, a Shopify store or an OpenAPI document into the dataset
+ * Crawl a website, a Shopify store, an OpenAPI document or a YouTube channel into the dataset
  *
  * Creates a crawl of the dataset and starts it as durable work (the workflow `crawl-<id>`). A website crawl
  * starts at `site_url`, reads its sitemap (gzipped or not) unless `ignore_sitemap`, honours robots.txt (its
@@ -587,7 +587,14 @@ export const getCrawlRequestsForDataset = <ThrowOnError extends boolean = false>
  * match a product's tag are added to its chunks' text. `openapi`: the document at `openapi_schema_url`
  * (JSON or YAML, OpenAPI 3 or Swagger 2), a chunk per operation carrying `openapi_tag` (method, path,
  * summary, parameters, request body, responses), tagged with its tags and linked to `site_url`, the
- * documentation, at the tag's fragment. YouTube channels are not offered yet (400).
+ * documentation, at the tag's fragment. `youtube`: the channel `site_url` names
+ * (`https://www.youtube.com/@handle`, `/channel/<id>` or `/user/<name>`), looked up through the YouTube Data
+ * API, its uploads newest first up to `limit` videos; each video's transcript is grouped into chunks of at
+ * most 200 words, headed by the video's title, linked to the video at the second the chunk starts
+ * (`&t=<seconds>`), with its thumbnail, publication time, and `description` and `yt_preview_src` in the
+ * metadata. A video without a transcript is skipped and counted in `pages_skipped`. It needs the
+ * instance's `YOUTUBE_API_KEY` (400 naming it when the instance has none); a `site_url` that is not a
+ * channel, or a channel the API does not know, is refused (400).
  *
  * Each of `webhook_urls` (http(s), held to the same address rules when it is called) gets a POST when a run
  * ends: `{"event_type": "crawl_completed" or "crawl_failed", "dataset_id", "crawl_id", "status",

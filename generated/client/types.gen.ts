@@ -526,6 +526,9 @@ export type CrawlTimestamp = string;
  */
 export type CrawlType = 'firecrawl' | 'openapi' | 'shopify' | 'youtube';
 
+/**
+ * Crawls the YouTube channel `site_url` names, a chunk per part of each video's transcript.
+ */
 export type CrawlYoutubeOptions = {
     type: 'youtube';
 };

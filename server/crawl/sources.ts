@@ -1,11 +1,13 @@
 // The source a crawl reads, by its kind: a website (firecrawl, the reference's name for it), a
-// Shopify store's product listing, or an OpenAPI document. Each yields pages with their chunks.
+// Shopify store's product listing, an OpenAPI document, or a YouTube channel's videos. Each yields
+// pages with their chunks.
 import type * as T from '../../generated/client/types.gen.js';
 import type { OutboundSettings } from '../engines/outbound.js';
 import { crawlOpenApi } from './openapi/index.js';
 import { crawlShopify } from './shopify/index.js';
 import type { SourceEvent } from './types.js';
 import { type CrawlPoliteness, crawlWebsite } from './website/index.js';
+import { crawlYoutube } from './youtube/index.js';
 
 /** Pages a crawl stores when its options do not say. */
 export const DEFAULT_PAGE_LIMIT = 1000;
@@ -24,7 +26,7 @@ export function crawlSource(options: T.CrawlOptions, deps: SourceDeps): AsyncIte
   if (scrape?.type === 'shopify')
     return crawlShopify({ storeUrl: siteUrl, limit, groupVariants: scrape.group_variants ?? true, tagRegexes: scrape.tag_regexes ?? undefined }, deps);
   if (scrape?.type === 'openapi') return crawlOpenApi({ specUrl: scrape.openapi_schema_url, docsUrl: siteUrl, tag: scrape.openapi_tag, limit }, deps);
-  if (scrape?.type === 'youtube') throw new Error('youtube crawls are not offered yet');
+  if (scrape?.type === 'youtube') return crawlYoutube({ channelUrl: siteUrl, limit }, deps);
   return crawlWebsite(
     {
       siteUrl,

@@ -1,14 +1,16 @@
 // Crawl requests of a dataset: created, changed, deleted and listed here; each created or changed
 // crawl starts the durable workflow `crawl-<id>` that reads its source (workflows/crawl.ts) and, with
 // an interval, is scheduled. A crawl's options are checked before anything is written: a website, a
-// Shopify store or an OpenAPI document (YouTube is not offered yet), http(s) URLs that answer and
-// are not on a forbidden address, a positive `limit`.
+// Shopify store or an OpenAPI document at http(s) URLs that answer and are not on a forbidden
+// address, or a YouTube channel the YouTube Data API knows (with YOUTUBE_API_KEY configured); a
+// positive `limit`.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { WorkflowAlreadyRunningError } from '../engines/workflows/types.js';
 import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../engines/outbound.js';
 import { DEFAULT_PAGE_LIMIT } from '../crawl/sources.js';
+import { channelRef, YOUTUBE_KEY_SETTING, YoutubeApi, YoutubeApiError } from '../crawl/youtube/index.js';
 import { badRequest, notFound } from '../errors.js';
 import { crawlTimestamp } from '../format.js';
 import type { Services } from '../services.js';
@@ -158,10 +160,11 @@ async function scheduleCrawl(services: Services, row: CrawlRow): Promise<CrawlRo
 
 /** The options as stored: checked, with the site (and an OpenAPI document) probed. */
 async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOptions): Promise<T.CrawlOptions> {
-  const kind = options.scrape_options?.type;
-  if (kind === 'youtube')
-    throw badRequest('crawl_options.scrape_options: youtube crawls are not offered yet; websites, Shopify stores and OpenAPI documents are');
   for (const [i, webhook] of (options.webhook_urls ?? []).entries()) httpUrlOf(`crawl_options.webhook_urls[${i}]`, webhook, 'where to post how a run ended');
+  if (options.scrape_options?.type === 'youtube') {
+    if (options.limit != null && options.limit < 1) throw badRequest(`crawl_options.limit: ${options.limit} is not a positive number of videos`);
+    return { ...options, site_url: await youtubeChannel(outbound, options.site_url), limit: options.limit ?? DEFAULT_PAGE_LIMIT };
+  }
   const url = httpUrlOf(
     'crawl_options.site_url',
     options.site_url,
@@ -189,6 +192,27 @@ async function checkedOptions(outbound: OutboundSettings, options: T.CrawlOption
     await probe(outbound, httpUrlOf(field, options.scrape_options.openapi_schema_url, 'the OpenAPI document to read'), field);
   }
   return { ...options, site_url: url.href, limit: options.limit ?? DEFAULT_PAGE_LIMIT };
+}
+
+/** The channel's URL as stored, once the YouTube Data API has found the channel it names. */
+async function youtubeChannel(outbound: OutboundSettings, siteUrl: string | null | undefined): Promise<string> {
+  const field = 'crawl_options.site_url';
+  if (!outbound.youtube?.apiKey)
+    throw badRequest(
+      `crawl_options.scrape_options: youtube crawls read channels through the YouTube Data API, which needs ${YOUTUBE_KEY_SETTING}: this instance has none configured`,
+    );
+  if (!siteUrl) throw badRequest(`${field} is required: the YouTube channel to crawl, such as https://www.youtube.com/@handle`);
+  const ref = channelRef(siteUrl);
+  if ('error' in ref) throw badRequest(`${field}: ${ref.error}`);
+  let found: unknown;
+  try {
+    found = await new YoutubeApi(outbound).channel(ref);
+  } catch (error) {
+    if (error instanceof YoutubeApiError) throw badRequest(`${field}: the channel could not be looked up: ${error.message}`);
+    throw error;
+  }
+  if (!found) throw badRequest(`${field}: YouTube knows no channel at ${siteUrl}`);
+  return new URL(siteUrl.trim()).href;
 }
 
 /** The kind of source the options name (the reference calls a website crawl firecrawl). */

@@ -2,8 +2,10 @@
 // OUTBOUND_ALLOW_PRIVATE): a crawl created runs as the workflow crawl-<id> in either engine, stores
 // each page's sections as chunks linking to the page, and ends Completed with a dataset event; run
 // again after the site changed, it updates pages in place and drops the chunks of pages gone. The
-// same site serves a Shopify-shaped product listing and an OpenAPI document. Bad options, forbidden
-// and unreachable sites, and other datasets' crawls are refused with nothing made.
+// same site serves a Shopify-shaped product listing and an OpenAPI document; the YouTube stand-in
+// (test/support/youtubeStandIn.ts) serves a channel to a second service configured with its URLs
+// and key. Bad options, forbidden and unreachable sites, a YouTube crawl without a key or a channel,
+// and other datasets' crawls are refused with nothing made.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,12 +15,14 @@ import {
   deleteCrawlRequest,
   getCrawlRequestsForDataset,
   getEvents,
+  searchChunks,
   updateCrawlRequest,
 } from '../../generated/client/sdk.gen.js';
-import type { CrawlRequest } from '../../generated/client/types.gen.js';
+import type { CrawlRequest, SearchChunkQueryResponseBody } from '../../generated/client/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { mode } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { startYoutubeStandIn, type YoutubeStandIn } from '../support/youtubeStandIn.js';
 
 interface SitePage {
   status?: number;
@@ -325,7 +329,7 @@ describe('bad crawl options', () => {
       [{ site_url: 'not a url' }, /is not a URL/],
       [{ site_url: `${origin}/`, limit: 0 }, /limit: 0 is not a positive number/],
       [{ site_url: `${origin}/`, include_paths: ['('] }, /include_paths: \( is not a regular expression/],
-      [{ site_url: `${origin}/`, scrape_options: { type: 'youtube' } }, /youtube crawls are not offered yet/],
+      [{ site_url: 'https://www.youtube.com/@GlacierTalks', scrape_options: { type: 'youtube' } }, /needs YOUTUBE_API_KEY: this instance has none/],
       [{ site_url: `${origin}/`, webhook_urls: ['ftp://example.com/hook'] }, /webhook_urls\[0\]: ftp: is not http or https/],
       [
         { site_url: `${origin}/`, scrape_options: { type: 'openapi', openapi_schema_url: 'ftp://x/', openapi_tag: 'a' } },
@@ -340,5 +344,154 @@ describe('bad crawl options', () => {
       expect(reply.error!.message).toMatch(message);
     }
     expect(await crawlsOf(dataset.id)).toEqual([]);
+  });
+});
+
+describe('a YouTube crawl', () => {
+  const KEY = 'AIzaSyHttpTestKey000000000000000000000';
+  const CHANNEL = 'https://www.youtube.com/@GlacierTalks';
+  let youtube: YoutubeStandIn;
+  let withKey: TestService;
+  let org: string;
+
+  beforeAll(async () => {
+    youtube = await startYoutubeStandIn(KEY, [
+      {
+        id: 'UCstandInChannel00000001',
+        handle: '@GlacierTalks',
+        title: 'Glacier Talks',
+        videos: [
+          {
+            id: 'vidCalving1',
+            title: 'Calving at Aletsch',
+            description: 'Ice falls into the lake',
+            publishedAt: '2024-06-01T08:00:00Z',
+            captions: [
+              { start: 0, dur: 5, text: 'welcome back to the channel' },
+              { start: 12.7, dur: 5, text: 'seracs topple when the glacier calves into the proglacial lake' },
+            ],
+          },
+          { id: 'vidNoCaps02', title: 'Drone footage', captions: 'off' },
+          { id: 'vidBroken03', title: 'Broken captions', captions: 'fail' },
+          { id: 'vidMoulin04', title: 'Inside a moulin', captions: [{ start: 3.2, dur: 4, text: 'meltwater drills a moulin through the ice' }] },
+        ],
+      },
+    ]);
+    // The operator's own endpoints: reached on loopback without OUTBOUND_ALLOW_PRIVATE.
+    withKey = await startTestService({
+      YOUTUBE_API_KEY: KEY,
+      YOUTUBE_API_BASE_URL: youtube.apiBaseUrl,
+      YOUTUBE_TRANSCRIPT_BASE_URL: youtube.transcriptBaseUrl,
+    });
+    org = (await createOrganization({ client: withKey.client(), body: { name: 'Videos' }, throwOnError: true })).data.id;
+  }, 60_000);
+
+  afterAll(async () => {
+    await withKey?.stop();
+    await youtube?.close();
+  });
+
+  const videoChunks = (datasetId: string) =>
+    withKey.services.store
+      .db('chunks')
+      .where({ dataset_id: datasetId })
+      .orderBy('link')
+      .select('tracking_id', 'link', 'chunk_html', 'metadata', 'tag_set', 'image_urls');
+
+  it('stores a chunk per transcript group, linked to the video at its second, skipping videos without a transcript', async () => {
+    const dataset = await withKey.newDataset(org, 'videos');
+    const crawlsNow = async () => (await getCrawlRequestsForDataset({ client: withKey.client(), headers: ds(dataset.id), throwOnError: true })).data;
+    const created = await createCrawl({
+      client: withKey.client(),
+      headers: ds(dataset.id),
+      body: { crawl_options: { site_url: CHANNEL, tags: ['video'], scrape_options: { type: 'youtube' } } },
+    });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(200);
+    const crawl = created.data!;
+    expect(crawl).toMatchObject({ url: CHANNEL, crawl_type: 'youtube' });
+    expect(crawl.crawl_options.crawl_options).toMatchObject({ site_url: CHANNEL, limit: 1000, scrape_options: { type: 'youtube' } });
+
+    let done: CrawlRequest | undefined;
+    await vi.waitFor(
+      async () => {
+        done = (await crawlsNow()).find((c) => c.id === crawl.id);
+        expect(['Completed', 'Failed']).toContain(done?.status);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    expect(done!.status).toBe('Completed');
+    const chunks = await videoChunks(dataset.id);
+    expect(chunks.map((c) => c.link)).toEqual(['https://www.youtube.com/watch?v=vidCalving1&t=0', 'https://www.youtube.com/watch?v=vidMoulin04&t=3']);
+    expect(chunks[0].chunk_html).toBe(
+      '<h1>Calving at Aletsch</h1><p>welcome back to the channel seracs topple when the glacier calves into the proglacial lake</p>',
+    );
+    expect(chunks[0].metadata).toMatchObject({
+      url: 'https://www.youtube.com/watch?v=vidCalving1',
+      title: 'Calving at Aletsch',
+      description: 'Ice falls into the lake',
+      yt_preview_src: 'https://i.ytimg.com/vi/vidCalving1/hqdefault.jpg',
+    });
+    expect(chunks[0].tag_set).toContain('video');
+    expect(chunks[0].image_urls).toEqual(['https://i.ytimg.com/vi/vidCalving1/hqdefault.jpg']);
+
+    // The videos without a transcript are counted in the run's event, which still completed.
+    const { data: events } = await getEvents({
+      client: withKey.client(),
+      headers: ds(dataset.id),
+      body: { event_types: ['crawl_completed'] },
+      throwOnError: true,
+    });
+    expect(events.events.map((e) => JSON.parse(e.event_data as string))).toEqual([
+      { crawl_id: crawl.id, site_url: CHANNEL, pages_stored: 2, pages_skipped: 2 },
+    ]);
+
+    const { data: found } = await searchChunks({
+      client: withKey.client(),
+      headers: ds(dataset.id),
+      body: { query: 'seracs calving proglacial lake', search_type: 'fulltext' },
+      throwOnError: true,
+    });
+    const top = (found as SearchChunkQueryResponseBody).score_chunks[0].metadata[0];
+    expect(top).toMatchObject({ link: 'https://www.youtube.com/watch?v=vidCalving1&t=0', tracking_id: chunks[0].tracking_id });
+
+    // The key went to the API only; no request carried it in its URL.
+    expect(youtube.requests.filter((r) => r.headerKey === KEY).every((r) => r.path.startsWith('/youtube/v3/'))).toBe(true);
+    expect(youtube.requests.some((r) => r.path.includes(KEY))).toBe(false);
+
+    // Run again after a video got new captions: its chunk is updated in place, none is added.
+    youtube.channels[0].videos[3].captions = [{ start: 3.2, dur: 4, text: 'meltwater drills a deep moulin' }];
+    const again = await updateCrawlRequest({
+      client: withKey.client(),
+      headers: ds(dataset.id),
+      body: { crawl_id: crawl.id, crawl_options: { site_url: CHANNEL, tags: ['video'], scrape_options: { type: 'youtube' } } },
+    });
+    expect(again.response.status, JSON.stringify(again.error)).toBe(200);
+    await vi.waitFor(async () => expect((await crawlsNow()).find((c) => c.id === crawl.id)).toMatchObject({ status: 'Completed', attempt_number: 2 }), {
+      timeout: 30_000,
+      interval: 100,
+    });
+    const after = await videoChunks(dataset.id);
+    expect(after.map((c) => c.tracking_id)).toEqual(chunks.map((c) => c.tracking_id));
+    expect(after[1].chunk_html).toContain('a deep moulin');
+  });
+
+  it('refuses a URL that is not a channel, and a channel YouTube does not know, with nothing made', async () => {
+    const dataset = await withKey.newDataset(org, 'refused videos');
+    for (const [site_url, message] of [
+      ['https://www.youtube.com/watch?v=vidCalving1', /site_url: .* is not a YouTube channel/],
+      [`${origin}/`, /site_url: .* is not a YouTube channel/],
+      ['https://www.youtube.com/@NoSuchChannel', /YouTube knows no channel at https:\/\/www\.youtube\.com\/@NoSuchChannel/],
+      [undefined, /site_url is required/],
+    ] as const) {
+      const reply = await createCrawl({
+        client: withKey.client(),
+        headers: ds(dataset.id),
+        body: { crawl_options: { site_url, scrape_options: { type: 'youtube' } } },
+      });
+      expect(reply.response.status, String(site_url)).toBe(400);
+      expect(reply.error!.message).toMatch(message);
+    }
+    const { data } = await getCrawlRequestsForDataset({ client: withKey.client(), headers: ds(dataset.id), throwOnError: true });
+    expect(data).toEqual([]);
   });
 });
