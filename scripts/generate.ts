@@ -1,7 +1,8 @@
-// `npm run generate`: bundle the contract, generate the client SDK and the typed handler registry.
+// `npm run generate`: bundle the contract, generate the client SDKs and the typed handler registry.
 import { createClient } from '@hey-api/openapi-ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { bundleContract } from './contract/bundle.js';
+import { clientConfig, generatedClients } from './contract/clients.js';
 import { assertNoTypeNameClashes, renderHandlers } from './contract/handlers.js';
 import { projectPath } from './contract/paths.js';
 
@@ -11,12 +12,9 @@ await mkdir(projectPath('generated'), { recursive: true });
 const bundled = projectPath('generated/openapi.json');
 await writeFile(bundled, JSON.stringify(doc, null, 2) + '\n');
 
-await createClient({
-  input: bundled,
-  output: { path: projectPath('generated/client'), postProcess: [] },
-  plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
-  logs: { level: 'warn' },
-});
+for (const client of generatedClients) {
+  await createClient(clientConfig(client, bundled, projectPath(client.folder), 'warn'));
+}
 
 await writeFile(projectPath('generated/handlers.ts'), renderHandlers(doc));
-console.log('generated/: openapi.json, client/, handlers.ts');
+console.log(`generated/: openapi.json, handlers.ts; clients in ${generatedClients.map((c) => c.folder + '/').join(', ')}`);

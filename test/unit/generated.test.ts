@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleContract } from '../../scripts/contract/bundle.js';
+import { clientConfig, generatedClients } from '../../scripts/contract/clients.js';
 import { renderHandlers } from '../../scripts/contract/handlers.js';
 import { projectPath } from '../../scripts/contract/paths.js';
 
@@ -23,16 +24,11 @@ describe('npm run generate changes nothing', () => {
     expect(await readFile(projectPath('generated/handlers.ts'), 'utf8')).toBe(renderHandlers(doc));
   });
 
-  it('client SDK', async () => {
+  it.each(generatedClients)('client in $folder', async (client) => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'sdk-'));
     try {
-      await createClient({
-        input: projectPath('generated/openapi.json'),
-        output: { path: out, postProcess: [] },
-        plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
-        logs: { level: 'silent' },
-      });
-      const committed = projectPath('generated/client');
+      await createClient(clientConfig(client, projectPath('generated/openapi.json'), out, 'silent'));
+      const committed = projectPath(client.folder);
       const files = await listFiles(out);
       expect(await listFiles(committed)).toEqual(files);
       for (const file of files) {

@@ -1,0 +1,30 @@
+// The clients `npm run generate` makes from the bundled contract with hey-api, each into its own
+// folder: the service's tests' client in generated/client, and the published SDK's in
+// sdk/src/generated (imports with `.js` extensions, as Node's ESM resolution and `moduleResolution:
+// NodeNext` need them; no built-in base URL, the SDK's user gives one).
+import type { UserConfig } from '@hey-api/openapi-ts';
+
+export interface GeneratedClient {
+  /** The output folder, relative to the project. */
+  folder: string;
+  /** How its modules import each other: with which file extension. */
+  module?: { extension: '.js' };
+  plugins: UserConfig['plugins'];
+}
+
+export const generatedClients: GeneratedClient[] = [
+  {
+    folder: 'generated/client',
+    plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+  },
+  {
+    folder: 'sdk/src/generated',
+    module: { extension: '.js' },
+    plugins: [{ name: '@hey-api/client-fetch', baseUrl: false }, '@hey-api/typescript', '@hey-api/sdk'],
+  },
+];
+
+/** hey-api's configuration making `client` from the bundled contract at `input` into `outputPath`. */
+export function clientConfig(client: GeneratedClient, input: string, outputPath: string, logLevel: 'warn' | 'silent'): UserConfig {
+  return { input, output: { path: outputPath, postProcess: [], module: client.module }, plugins: client.plugins, logs: { level: logLevel } };
+}
