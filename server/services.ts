@@ -9,6 +9,7 @@ import type { LexicalIndex } from './engines/lexical/types.js';
 import { openFileStorage, type FileStorage } from './engines/storage/index.js';
 import { createWorkflowEngine } from './engines/workflows/index.js';
 import type { WorkflowEngine } from './engines/workflows/types.js';
+import { HighlightPool } from './search/highlightPool.js';
 import { type Bm25Indexes, bm25Indexes } from './search/retrieval/bm25/memory.js';
 import { VectorIndexes } from './search/retrieval/vectors/index.js';
 import { openStore, type Store } from './store/db.js';
@@ -27,6 +28,8 @@ export interface Services {
   bm25: Bm25Indexes;
   /** Datasets' vectors held in memory for fast nearest-neighbour search. */
   vectors: VectorIndexes;
+  /** Marks results' matches, off the service's thread. */
+  highlighter: HighlightPool;
   /** EMBEDDING_MODEL_NAME of new datasets that name no endpoint. */
   defaultEmbedder: string;
   close(): Promise<void>;
@@ -37,8 +40,9 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   const deferred = new DeferredWriter(store.db, logger);
   const bm25 = bm25Indexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'bm25'));
   const vectors = new VectorIndexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'vectors'));
+  const highlighter = new HighlightPool();
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
-  const opened: { close(): Promise<void> }[] = [{ close: () => deferred.flush() }, bm25, vectors, store];
+  const opened: { close(): Promise<void> }[] = [highlighter, { close: () => deferred.flush() }, bm25, vectors, store];
   try {
     const defaultEmbedder = await chooseDefaultEmbedder(config.defaultEmbedder, logger);
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
@@ -48,7 +52,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound, crawl: config.crawl }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
-    return { config, store, lexical, workflows, storage, deferred, bm25, vectors, defaultEmbedder, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, storage, deferred, bm25, vectors, highlighter, defaultEmbedder, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

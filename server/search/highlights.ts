@@ -113,10 +113,6 @@ interface Token {
 /** The words of text[from, to), at their offsets in `text`. */
 function tokenize(text: string, withStems: boolean, from = 0, to = text.length): Token[] {
   const tokens: Token[] = [];
-  const add = (start: number, end: number) => {
-    const { key, stem } = formsOf(text.slice(start, end));
-    tokens.push({ start, end, key, stem: withStems ? stem : key });
-  };
   const part = from === 0 && to === text.length ? text : text.slice(from, to);
   if (!NOT_ASCII.test(part)) {
     // ASCII alone (most text): its word characters are letters and digits, found without a regular expression.
@@ -127,14 +123,20 @@ function tokenize(text: string, withStems: boolean, from = 0, to = text.length):
       const word = (lower >= 0x61 && lower <= 0x7a && c >= 0x41) || (c >= 0x30 && c <= 0x39);
       if (word && start < 0) start = i;
       else if (!word && start >= 0) {
-        add(start, i);
+        tokens.push(tokenAt(text, start, i, withStems));
         start = -1;
       }
     }
     return tokens;
   }
-  for (const m of part.matchAll(HAS_CJK.test(part) ? WORD_RE : PLAIN_WORD_RE)) add(from + m.index, from + m.index + m[0].length);
+  for (const m of part.matchAll(HAS_CJK.test(part) ? WORD_RE : PLAIN_WORD_RE))
+    tokens.push(tokenAt(text, from + m.index, from + m.index + m[0].length, withStems));
   return tokens;
+}
+
+function tokenAt(text: string, start: number, end: number, withStems: boolean): Token {
+  const { key, stem } = formsOf(text.slice(start, end));
+  return { start, end, key, stem: withStems ? stem : key };
 }
 
 /**
@@ -392,7 +394,7 @@ function sourceRanges(text: string, pieces: Piece[], start: number, end: number)
 const delimiterRuns = new Map<string, RegExp>();
 
 function delimiterRun(delimiters: readonly string[]): RegExp {
-  const key = JSON.stringify(delimiters);
+  const key = delimiters === HIGHLIGHT_DEFAULTS.highlight_delimiters ? '' : JSON.stringify(delimiters);
   let re = delimiterRuns.get(key);
   if (!re) {
     const alternatives = [...delimiters].sort((a, b) => b.length - a.length).map((d) => d.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

@@ -7,7 +7,6 @@ import { CHUNK_COLUMNS, chunkRecord, type ApiVersion, type ChunkRow } from '../d
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import type { Services } from '../services.js';
-import { highlight } from './highlights.js';
 import { prepareQueries, retrieveQueries, type WeightedQuery } from './query/index.js';
 import { rankHits, rankingWindow } from './ranking/index.js';
 import { pageSizeOf, withKeyDefaults, type SearchPayload } from './request.js';
@@ -103,11 +102,20 @@ export async function loadResults(services: Services, dataset: DatasetRow, found
   const rows = await loadRows(services, dataset.id, hits);
   const { payload } = found;
   const text = found.queries.map((q) => q.text).join(' ');
-  return hits.flatMap((hit) => {
+  const kept = hits.flatMap((hit) => {
     const row = rows.get(hit.id);
-    if (!row) return []; // deleted since it was indexed
-    const marked = row.chunk_html && payload.highlight_options?.highlight_results !== false ? highlight(row.chunk_html, text, payload.highlight_options) : null;
-    return [{ row: marked ? { ...row, chunk_html: marked.chunk_html } : row, score: hit.score, highlights: marked?.highlights ?? null }];
+    return row ? [{ row, score: hit.score }] : []; // deleted since it was indexed
+  });
+  const marking = payload.highlight_options?.highlight_results !== false ? kept.filter((r) => r.row.chunk_html) : [];
+  const marked = await services.highlighter.page(
+    marking.map((r) => r.row.chunk_html!),
+    text,
+    payload.highlight_options,
+  );
+  const markedOf = new Map(marking.map((r, i) => [r, marked[i]]));
+  return kept.map((r) => {
+    const mark = markedOf.get(r);
+    return { row: mark ? { ...r.row, chunk_html: mark.chunk_html } : r.row, score: r.score, highlights: mark?.highlights ?? null };
   });
 }
 
