@@ -70,6 +70,7 @@ export type GetGroupsForDatasetHandler = (ctx: DatasetContext<T.GetGroupsForData
 export type GetInvitationsHandler = (ctx: OrganizationContext<T.GetInvitationsData>) => Promise<Reply<T.GetInvitationsResponses, 200>>;
 export type GetMeHandler = (ctx: CallerContext<T.GetMeData>) => Promise<Reply<T.GetMeResponses, 200>>;
 export type GetMessageByIdHandler = (ctx: DatasetContext<T.GetMessageByIdData>) => Promise<Reply<T.GetMessageByIdResponses, 200>>;
+export type GetMetricsHandler = (ctx: CallerContext<T.GetMetricsData>) => Promise<Reply<T.GetMetricsResponses, 200>>;
 export type GetOrganizationHandler = (ctx: OrganizationContext<T.GetOrganizationData>) => Promise<Reply<T.GetOrganizationResponses, 200>>;
 export type GetOrganizationApiKeysHandler = (ctx: OrganizationContext<T.GetOrganizationApiKeysData>) => Promise<Reply<T.GetOrganizationApiKeysResponses, 200>>;
 export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganizationUsageData>) => Promise<Reply<T.GetOrganizationUsageResponses, 200>>;
@@ -86,6 +87,7 @@ export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationDa
 export type RegenerateMessageHandler = (ctx: DatasetContext<T.RegenerateMessageData>) => Promise<Reply<T.RegenerateMessageResponses, 200>>;
 export type RegenerateMessagePatchHandler = (ctx: DatasetContext<T.RegenerateMessagePatchData>) => Promise<Reply<T.RegenerateMessagePatchResponses, 200>>;
 export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
+export type ScrapeMetricsHandler = (ctx: CallerContext<T.ScrapeMetricsData>) => Promise<Reply<T.ScrapeMetricsResponses, 200>>;
 export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChunksData>) => Promise<Reply<T.ScrollDatasetChunksResponses, 200>>;
 export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
 export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsData>) => Promise<Reply<T.SearchOverGroupsResponses, 200>>;
@@ -169,6 +171,7 @@ export interface Handlers {
   get_invitations: GetInvitationsHandler;
   get_me: GetMeHandler;
   get_message_by_id: GetMessageByIdHandler;
+  get_metrics: GetMetricsHandler;
   get_organization: GetOrganizationHandler;
   get_organization_api_keys: GetOrganizationApiKeysHandler;
   get_organization_usage: GetOrganizationUsageHandler;
@@ -185,6 +188,7 @@ export interface Handlers {
   regenerate_message: RegenerateMessageHandler;
   regenerate_message_patch: RegenerateMessagePatchHandler;
   remove_chunk_from_group: RemoveChunkFromGroupHandler;
+  scrape_metrics: ScrapeMetricsHandler;
   scroll_dataset_chunks: ScrollDatasetChunksHandler;
   search_chunks: SearchChunksHandler;
   search_over_groups: SearchOverGroupsHandler;
@@ -269,6 +273,7 @@ export const operations = {
   get_invitations: { method: 'get', path: '/api/invitations/{organization_id}', role: 0, scope: 'organization' },
   get_me: { method: 'get', path: '/api/auth/me', role: 0, scope: 'none' },
   get_message_by_id: { method: 'get', path: '/api/message/{message_id}', role: 1, scope: 'dataset' },
+  get_metrics: { method: 'post', path: '/metrics', role: 2, scope: 'none' },
   get_organization: { method: 'get', path: '/api/organization/{organization_id}', role: 1, scope: 'organization' },
   get_organization_api_keys: { method: 'get', path: '/api/organization/api_key', role: 0, scope: 'organization' },
   get_organization_usage: { method: 'post', path: '/api/organization/usage/{organization_id}', role: 1, scope: 'organization' },
@@ -285,6 +290,7 @@ export const operations = {
   regenerate_message: { method: 'delete', path: '/api/message', role: 1, scope: 'dataset' },
   regenerate_message_patch: { method: 'patch', path: '/api/message', role: 1, scope: 'dataset' },
   remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
+  scrape_metrics: { method: 'get', path: '/metrics', role: 2, scope: 'none' },
   scroll_dataset_chunks: { method: 'post', path: '/api/chunks/scroll', role: 0, scope: 'dataset' },
   search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },
   search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_search', role: 0, scope: 'dataset' },

@@ -12,6 +12,7 @@ import { TextStream } from './context.js';
 import { docsRouter } from './docs.js';
 import { HttpError } from './errors.js';
 import { httpLogOptions, withoutSecretParams } from './log.js';
+import { httpDuration, httpRequests } from './metrics.js';
 import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
@@ -25,6 +26,7 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.disable('x-powered-by');
   // No ETags on API answers: the contract declares no 304, and hashing every body costs each request.
   app.disable('etag');
+  app.use(countRequests);
   // pino-http writes its request lines at info; at a higher level it would do its work per request for nothing.
   if (logger?.isLevelEnabled('info')) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
   app.set('query parser', 'extended');
@@ -59,6 +61,18 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.use(errorBody(logger));
   return app;
 }
+
+/** Each answered request in the metrics, by the operation the validator matched it to. */
+const countRequests: RequestHandler = (req, res, next) => {
+  const started = performance.now();
+  res.on('finish', () => {
+    const operation = openapiOf(req)?.schema.operationId ?? 'unmatched';
+    const status = String(res.statusCode);
+    httpRequests.inc({ operation, method: req.method, status });
+    httpDuration.observe({ operation, status }, (performance.now() - started) / 1000);
+  });
+  next();
+};
 
 /** The validator's steps with `steps` inserted just before its request validation. */
 function beforeRequestValidation(validator: RequestHandler[], steps: RequestHandler[]): RequestHandler[] {

@@ -30,11 +30,12 @@ export class TextStream {
   ) {}
 
   /** A whole text sent as text (a string body goes out as a JSON string). */
-  static whole(text: string): TextStream {
+  static whole(text: string, contentType?: string): TextStream {
     return new TextStream(
       (async function* () {
         yield text;
       })(),
+      contentType,
     );
   }
 }

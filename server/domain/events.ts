@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
 import { timestamp } from '../format.js';
+import { datasetEvents } from '../metrics.js';
 
 /** Every kind of event; the contract's EventTypeRequest lists the same. */
 export const eventTypes = [
@@ -60,15 +61,17 @@ export async function emitEvent(db: Knex, event: NewEvent): Promise<boolean> {
   const data = JSON.stringify(event.data ?? {});
   if (event.organizationId !== undefined) {
     await db('events').insert({ dataset_id: event.datasetId, organization_id: event.organizationId, event_type: event.type, event_data: data });
-    return true;
+  } else {
+    const { rows } = await db.raw<{ rows: unknown[] }>(
+      `insert into events (dataset_id, organization_id, event_type, event_data)
+       select id, organization_id, ?, ?::jsonb from datasets where id = ?
+       returning id`,
+      [event.type, data, event.datasetId],
+    );
+    if (rows.length === 0) return false;
   }
-  const { rows } = await db.raw<{ rows: unknown[] }>(
-    `insert into events (dataset_id, organization_id, event_type, event_data)
-     select id, organization_id, ?, ?::jsonb from datasets where id = ?
-     returning id`,
-    [event.type, data, event.datasetId],
-  );
-  return rows.length > 0;
+  datasetEvents.inc({ event_type: event.type });
+  return true;
 }
 
 export interface EventPage {

@@ -11,12 +11,14 @@ import * as health from './health.js';
 import * as invitation from './invitation.js';
 import * as message from './message.js';
 import * as messageTools from './messageTools.js';
+import * as metrics from './metrics.js';
 import * as organization from './organization.js';
 import * as topic from './topic.js';
 import * as user from './user.js';
 
 export const handlers: Handlers = {
   ...health,
+  ...metrics,
   ...organization,
   ...user,
   ...auth,

@@ -6,6 +6,7 @@ import type { Caller } from '../auth/caller.js';
 import { CHUNK_COLUMNS, chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
+import { searchDuration } from '../metrics.js';
 import type { Services } from '../services.js';
 import { prepareQueries, retrieveQueries, type WeightedQuery } from './query/index.js';
 import { rankHits, rankingWindow } from './ranking/index.js';
@@ -122,6 +123,8 @@ export async function loadResults(services: Services, dataset: DatasetRow, found
 /** Records the search for analytics (unless the dataset disables them), after the answer; its id. */
 export function recordSearch(services: Services, dataset: DatasetRow, found: FoundHits, results: Result[], searchType: string): string {
   const id = randomUUID();
+  const latency = performance.now() - found.started;
+  searchDuration.observe({ search_type: searchType }, latency / 1000);
   if (!datasetConfig(dataset).DISABLE_ANALYTICS) {
     const { payload } = found;
     services.deferred.insert('search_queries', {
@@ -130,7 +133,7 @@ export function recordSearch(services: Services, dataset: DatasetRow, found: Fou
       search_type: searchType,
       query: found.queries.map((q) => q.text).join(' '),
       request_params: JSON.stringify({ ...payload, query: undefined }),
-      latency_ms: performance.now() - found.started,
+      latency_ms: latency,
       top_score: results[0]?.score ?? 0,
       results: results.map((r) => r.row.id),
       user_id: payload.user_id ?? null,

@@ -247,6 +247,14 @@ class InProcessEngine implements WorkflowEngine {
     }
   }
 
+  async open(): Promise<Partial<Record<WorkflowName, number>>> {
+    const rows: { workflow: string; n: string | number }[] = await this.db('jobs')
+      .whereIn('status', ['pending', 'running'])
+      .groupBy('workflow')
+      .select('workflow', this.db.raw('count(*) as n'));
+    return Object.fromEntries(rows.map((r) => [r.workflow, Number(r.n)]));
+  }
+
   async run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>> {
     const { workflowId, input } = start;
     if (this.closing) throw new Error(`in-process workflow runner is closing; cannot start ${workflowId}`);

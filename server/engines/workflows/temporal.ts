@@ -11,6 +11,7 @@ import {
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Config } from '../../config.js';
 import type { ActivityDeps } from '../../../workflows/activities/index.js';
+import { flows } from '../../../workflows/registry.js';
 import { createWorker, installTemporalRuntime } from '../../../workflows/worker.js';
 import type * as temporalWorkflows from '../../../workflows/workflows.js';
 import {
@@ -97,6 +98,15 @@ export async function createTemporalEngine(config: TemporalConfig, deps: Activit
         throw new Error(`Temporal at ${address} (namespace ${namespace}) failed its health check: ${messageOf(err)}`);
       }
       if (workerError) throw new Error(`Temporal worker stopped: ${messageOf(workerError)}`);
+    },
+
+    // One count per workflow type: Temporal groups counts by execution status only.
+    async open() {
+      const names = Object.keys(flows) as WorkflowName[];
+      const counts = await Promise.all(
+        names.map((name) => client.workflow.count(`WorkflowType = '${name}' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`)),
+      );
+      return Object.fromEntries(names.map((name, i) => [name, counts[i].count]));
     },
 
     async run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>> {

@@ -28,6 +28,8 @@ export interface WorkflowEngine {
   start(): Promise<void>;
   /** Throws when the engine does not answer. */
   ping(): Promise<void>;
+  /** Runs started and not finished, by workflow name (names with none may be left out). */
+  open(): Promise<Partial<Record<WorkflowName, number>>>;
   run<N extends WorkflowName>(name: N, start: WorkflowStart<WorkflowInput<N>>): Promise<WorkflowHandle<WorkflowOutput<N>>>;
   /**
    * Runs the workflow on a schedule that outlives restarts, replacing one of the same id; a run is
