@@ -429,7 +429,7 @@ export const getRecommendedChunks = <ThrowOnError extends boolean = false>(optio
 /**
  * Search the chunks of a dataset
  *
- * Finds the chunks that best match the query: `semantic` by dense vectors, `fulltext` by the lexical index, `hybrid` by both fused with reciprocal rank fusion. Filters are applied exactly in every mode. The response shape follows `X-API-Version`. Every search is recorded for analytics unless the dataset disables them.
+ * Finds the chunks that best match the query, by one of four search types (`search_type`): `semantic` by dense vectors (the dataset's embedding model), `fulltext` by the lexical index (the query's words and the dataset's words the engine matches them to, ranked by BM25), `bm25` by exact BM25 over the query's stemmed terms, and `hybrid` by `semantic` and BM25 (or the lexical index when BM25 is disabled) fused with reciprocal rank fusion. Filters are applied exactly in every type. The response shape follows `X-API-Version`. Every search is recorded for analytics unless the dataset disables them.
  */
 export const searchChunks = <ThrowOnError extends boolean = false>(options: Options<SearchChunksData, ThrowOnError>) => (options.client ?? client).post<SearchChunksResponses, SearchChunksErrors, ThrowOnError>({
     security: [{ name: 'Authorization', type: 'apiKey' }],
