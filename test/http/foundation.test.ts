@@ -59,6 +59,18 @@ describe('docs', () => {
     const spec = await (await fetch(`${service.url}/openapi.json`)).json();
     expect(spec.info.version).toBe('0.13.0');
   });
+
+  it('points Try it out at the host the page was loaded from, whatever the port', async () => {
+    // The page loads the document by a relative link, and Swagger UI resolves the servers' URLs
+    // against the document's own; this service listens on a port the contract cannot know.
+    const pageUrl = `${service.url}/docs/`;
+    const specLink = (await (await fetch(pageUrl)).text()).match(/SwaggerUIBundle\(\{ url: '([^']+)'/)?.[1];
+    expect(specLink).toBeDefined();
+    const specUrl = new URL(specLink!, pageUrl);
+    const spec = await (await fetch(specUrl)).json();
+    expect(spec.servers.length).toBeGreaterThan(0);
+    for (const server of spec.servers) expect(new URL(server.url, specUrl).origin).toBe(new URL(service.url).origin);
+  });
 });
 
 describe('bad input becomes a 4xx with {message}', () => {
