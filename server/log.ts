@@ -7,6 +7,7 @@
 //   service API key or a signature parameter, wherever in the line it sits (messages, stacks).
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Options as HttpLoggerOptions } from 'pino-http';
+import pretty from 'pino-pretty';
 import { secretValues, type Config } from './config.js';
 
 const REDACTED = '[Redacted]';
@@ -44,7 +45,9 @@ export interface LoggerOptions {
 export function createLogger(level: Config['logLevel'], options: LoggerOptions = {}): Logger {
   const scrub = scrubber(options.secrets ?? secretValues());
   const settings = { level, redact: { paths: REDACT_PATHS, censor: REDACTED }, hooks: { streamWrite: scrub } };
-  return options.destination ? pino(settings, options.destination) : pino(settings);
+  // A person at a terminal reads lines; anything else (files, collectors) gets JSON.
+  const destination = options.destination ?? (process.stdout.isTTY ? pretty({ translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) : undefined);
+  return destination ? pino(settings, destination) : pino(settings);
 }
 
 /** pino-http's options: requests are logged with their URL and query stripped of secrets. */

@@ -36,6 +36,9 @@ export interface Services {
 }
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
+  // A first start takes a while (the database created, the model loaded): each step says so as it goes.
+  const step = (what: string) => logger.info(`starting: ${what}`);
+  step(config.store.kind === 'pglite' ? `the embedded database in ${config.store.dir}` : 'PostgreSQL');
   const store = await openStore(config.store, logger);
   const deferred = new DeferredWriter(store.db, logger);
   const bm25 = bm25Indexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'bm25'));
@@ -44,11 +47,14 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [highlighter, { close: () => deferred.flush() }, bm25, vectors, store];
   try {
+    step('the embedding model');
     const defaultEmbedder = await chooseDefaultEmbedder(config.defaultEmbedder, logger);
     await bootstrapInstanceAdmin(store.db, config.adminApiKey);
+    step(`the lexical index (${config.lexical.kind})`);
     const lexical = await createLexicalIndex(config.lexical, store);
     opened.splice(1, 0, lexical);
     const storage = await openFileStorage(config);
+    step(`the workflow engine (${config.workflows.kind})`);
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound, crawl: config.crawl }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();

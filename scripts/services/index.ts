@@ -35,7 +35,10 @@ export async function startServices(opts: { dataDir?: string; log?: (line: strin
     stopLeftover(path.join(logs, 'temporal.log'), path.join(dataDir, 'temporal'), 'SIGTERM', log),
   ]);
 
-  const ports = await pickPorts(['postgres', 'typesense', 'typesensePeering', 'temporal', 'temporalUi'], path.join(dataDir, 'ports.json'));
+  const ports = await pickPorts(
+    ['postgres', 'typesense', 'typesensePeering', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics'],
+    path.join(dataDir, 'ports.json'),
+  );
   const timed = async <T>(name: string, start: () => Promise<T>): Promise<T> => {
     const t0 = Date.now();
     const result = await start();
@@ -45,7 +48,9 @@ export async function startServices(opts: { dataDir?: string; log?: (line: strin
   const [pgRes, tsRes, tmRes] = await Promise.allSettled([
     timed('postgres', () => startPostgres({ dataDir, port: ports.postgres, log })),
     timed('typesense', () => startTypesense({ dataDir, port: ports.typesense, peeringPort: ports.typesensePeering })),
-    timed('temporal', () => startTemporal({ dataDir, port: ports.temporal, uiPort: ports.temporalUi })),
+    timed('temporal', () =>
+      startTemporal({ dataDir, port: ports.temporal, uiPort: ports.temporalUi, httpPort: ports.temporalHttp, metricsPort: ports.temporalMetrics }),
+    ),
   ]);
 
   const started = [pgRes, tsRes, tmRes].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));

@@ -14,7 +14,7 @@ export interface RunningTemporal {
   stop(): Promise<void>;
 }
 
-export async function startTemporal(opts: { dataDir: string; port: number; uiPort: number }): Promise<RunningTemporal> {
+export async function startTemporal(opts: { dataDir: string; port: number; uiPort: number; httpPort: number; metricsPort: number }): Promise<RunningTemporal> {
   const dir = path.join(opts.dataDir, 'temporal');
   fs.mkdirSync(dir, { recursive: true });
   const logFile = path.join(opts.dataDir, 'logs', 'temporal.log');
@@ -29,6 +29,10 @@ export async function startTemporal(opts: { dataDir: string; port: number; uiPor
       '--ip=127.0.0.1',
       `--port=${opts.port}`,
       `--ui-port=${opts.uiPort}`,
+      // Chosen here so they stay the same between runs; the dev server still picks the ports of its
+      // internal services (history, matching, worker) itself, on loopback, with no flag to set them.
+      `--http-port=${opts.httpPort}`,
+      `--metrics-port=${opts.metricsPort}`,
       `--db-filename=${path.join(dir, 'temporal.db')}`,
       `--namespace=${TEMPORAL_NAMESPACE}`,
       '--ui-disable-news-fetch', // no outside network here

@@ -26,10 +26,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(config: Config['store'], logger: Pick<Logger, 'warn'> | null = null): Promise<Store> {
+export async function openStore(config: Config['store'], logger: Pick<Logger, 'info' | 'warn'> | null = null): Promise<Store> {
   const { db, closeEngine } = config.kind === 'pglite' ? await openPglite(config.dir) : openPostgres(config.url);
   try {
-    await db.migrate.latest({ migrationSource });
+    const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+    if (applied.length > 0) logger?.info(`database: ${applied.length} migration${applied.length === 1 ? '' : 's'} applied`);
     await checkVectorRoundTrip(db);
   } catch (error) {
     await db.destroy();
