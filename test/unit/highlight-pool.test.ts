@@ -1,6 +1,6 @@
-// The highlighting threads answer exactly what highlighting in place does, and a pool that can no
-// longer run a task still answers.
-import { afterAll, describe, expect, it } from 'vitest';
+// The highlighting threads answer exactly what highlighting in place does, a pool that can no
+// longer run a task still answers, and a quiet service marks its pages in place.
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { generateCorpus } from '../../bench/corpus.js';
 import { HighlightPool } from '../../server/search/highlightPool.js';
 import { highlight } from '../../server/search/highlights.js';
@@ -13,7 +13,8 @@ const pages = [
 ];
 
 describe('highlight pool', () => {
-  const pool = new HighlightPool();
+  // Every page to the threads, however quiet the service.
+  const pool = new HighlightPool({ offloadAbove: -1 });
   afterAll(() => pool.close());
 
   it('marks a page as highlighting in place does', async () => {
@@ -26,9 +27,27 @@ describe('highlight pool', () => {
   });
 
   it('answers in place once its threads are gone', async () => {
-    const closed = new HighlightPool();
+    const closed = new HighlightPool({ offloadAbove: -1 });
     await closed.close();
     const html = '<p>an order for the account</p>';
     expect(await closed.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
+  });
+
+  it('marks pages in place while the service is quiet, on the threads while it is busy', async () => {
+    const quiet = new HighlightPool();
+    const run = vi.spyOn((quiet as unknown as { pool: { run: () => unknown } }).pool, 'run');
+    try {
+      const html = '<p>an order for the account</p>';
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(await quiet.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
+      expect(run).not.toHaveBeenCalled();
+      // The thread busy for a whole moment.
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+      expect(await quiet.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
+      expect(run).toHaveBeenCalledTimes(1);
+    } finally {
+      await quiet.close();
+    }
   });
 });
