@@ -84,6 +84,7 @@ export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatase
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
 export type PostInvitationHandler = (ctx: OrganizationContext<T.PostInvitationData>) => Promise<Reply<T.PostInvitationResponses, 204>>;
+export type PublicPageHandler = (ctx: PublicContext<T.PublicPageData>) => Promise<Reply<T.PublicPageResponses, 200>>;
 export type RegenerateMessageHandler = (ctx: DatasetContext<T.RegenerateMessageData>) => Promise<Reply<T.RegenerateMessageResponses, 200>>;
 export type RegenerateMessagePatchHandler = (ctx: DatasetContext<T.RegenerateMessagePatchData>) => Promise<Reply<T.RegenerateMessagePatchResponses, 200>>;
 export type RemoveChunkFromGroupHandler = (ctx: DatasetContext<T.RemoveChunkFromGroupData>) => Promise<Reply<T.RemoveChunkFromGroupResponses, 204>>;
@@ -185,6 +186,7 @@ export interface Handlers {
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
   post_invitation: PostInvitationHandler;
+  public_page: PublicPageHandler;
   regenerate_message: RegenerateMessageHandler;
   regenerate_message_patch: RegenerateMessagePatchHandler;
   remove_chunk_from_group: RemoveChunkFromGroupHandler;
@@ -287,6 +289,7 @@ export const operations = {
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },
   post_invitation: { method: 'post', path: '/api/invitation', role: 1, scope: 'organization' },
+  public_page: { method: 'get', path: '/api/public_page/{dataset_id}', role: null, scope: 'none' },
   regenerate_message: { method: 'delete', path: '/api/message', role: 1, scope: 'dataset' },
   regenerate_message_patch: { method: 'patch', path: '/api/message', role: 1, scope: 'dataset' },
   remove_chunk_from_group: { method: 'delete', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },

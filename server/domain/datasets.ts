@@ -10,6 +10,7 @@ import { timestamp } from '../format.js';
 import type { Services } from '../services.js';
 import { datasetConfig, mergeConfiguration, parseConfigurationInput, vectorShapeFields, type DatasetConfiguration } from './datasetConfig.js';
 import { isUuid } from './ids.js';
+import { revokePublicPageKey } from './publicPage/keys.js';
 import { reservePlanCapacity } from './quotas.js';
 
 export interface DatasetRow {
@@ -221,6 +222,8 @@ async function applyUpdate(
         `while dataset ${current.id} holds chunks: vectors already exist`,
     );
   }
+  // A dataset no longer public takes its page's key away at once.
+  if (!after.PUBLIC_DATASET.enabled) await revokePublicPageKey(trx, current.id);
   const [row] = await trx<DatasetRow>('datasets')
     .where({ id: current.id })
     .update({

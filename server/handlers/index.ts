@@ -13,6 +13,7 @@ import * as message from './message.js';
 import * as messageTools from './messageTools.js';
 import * as metrics from './metrics.js';
 import * as organization from './organization.js';
+import * as publicPages from './public.js';
 import * as topic from './topic.js';
 import * as user from './user.js';
 
@@ -32,4 +33,5 @@ export const handlers: Handlers = {
   ...topic,
   ...message,
   ...messageTools,
+  ...publicPages,
 };

@@ -61,6 +61,7 @@ describe(`store (${mode})`, () => {
       '023_topics',
       '024_crawl_runs',
       '025_workflow_schedules',
+      '026_public_page_keys',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -10,6 +10,7 @@ import { dropVectorIndex, ensureVectorIndex } from '../../server/store/vectors.j
 import { lexicalText } from '../../server/domain/chunks/content.js';
 import type { StoredChunk } from '../../server/domain/chunks/write.js';
 import { datasetConfig } from '../../server/domain/datasetConfig.js';
+import { revokePublicPageKey } from '../../server/domain/publicPage/keys.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { forgetDataset } from '../../server/search/retrieval/bm25/postings.js';
 
@@ -69,6 +70,7 @@ export function datasetActivities({ store, lexical, storage }: { store: Store; l
     async deleteDatasetRow(datasetId: string): Promise<void> {
       await db.transaction(async (trx) => {
         await trx('events').where('dataset_id', datasetId).del();
+        await revokePublicPageKey(trx, datasetId);
         await forgetDataset(trx, datasetId);
         await trx('datasets').where('id', datasetId).del();
       });

@@ -1061,6 +1061,16 @@ export type DateRange = {
     lte?: string | null;
 };
 
+export type DefaultSearchQuery = {
+    query?: string | null;
+    imageUrl?: string | null;
+};
+
+/**
+ * An example query, as text or as an object.
+ */
+export type DefaultSearchQueryType = string | DefaultSearchQuery;
+
 /**
  * Groups found, in the V1 shape.
  */
@@ -1862,6 +1872,15 @@ export type MultiQuery = {
  */
 export type NewChunkMetadataTypes = SlimChunkMetadataWithArrayTagSet | ChunkMetadata | ContentChunkMetadata;
 
+/**
+ * What link previews show of the page.
+ */
+export type OpenGraphMetadata = {
+    title?: string | null;
+    image?: string | null;
+    description?: string | null;
+};
+
 export type Organization = {
     id: string;
     name: string;
@@ -1936,12 +1955,128 @@ export type Plan = {
 export type PublicDatasetOptions = {
     enabled: boolean;
     /**
-     * Settings of the public search page (branding, default queries, search options...), stored as given.
+     * Settings of the public search page (`GET /api/public_page/{dataset_id}`).
      */
-    extra_params?: {
-        [key: string]: unknown;
-    } | null;
+    extra_params?: PublicPageParameters | null;
 };
+
+/**
+ * How a public dataset's search page looks and searches. The fields below are the ones the page honours; other fields of the reference's page options are stored as given.
+ */
+export type PublicPageParameters = {
+    /**
+     * The name shown in the page's header and title.
+     */
+    brandName?: string | null;
+    /**
+     * A CSS colour for the header, marks and buttons (e.g. `#5b21b6`). Default a dark blue.
+     */
+    brandColor?: string | null;
+    /**
+     * The URL of a logo shown beside the brand name.
+     */
+    brandLogoImgSrcUrl?: string | null;
+    /**
+     * A CSS font family for the page.
+     */
+    brandFontFamily?: string | null;
+    /**
+     * The search box's placeholder. Default `Search...`.
+     */
+    placeholder?: string | null;
+    /**
+     * Words before the brand name in the heading (e.g. `Search`).
+     */
+    headingPrefix?: string | null;
+    /**
+     * Named after the heading as "for ..." (e.g. the product the dataset documents).
+     */
+    forBrandName?: string | null;
+    /**
+     * A link, shown in the footer, where readers report a problem.
+     */
+    problemLink?: string | null;
+    /**
+     * Who made the page, shown in the footer.
+     */
+    creatorName?: string | null;
+    /**
+     * A link to the creator, on the creator's name.
+     */
+    creatorLinkedInUrl?: string | null;
+    theme?: PublicPageTheme | null;
+    /**
+     * How long the page waits after a key stroke before it searches. Default 200.
+     */
+    debounceMs?: number | null;
+    searchOptions?: PublicPageSearchOptions | null;
+    /**
+     * The tags offered as filters. Without them, the dataset's ten most used tags are offered.
+     */
+    tags?: Array<PublicPageTag> | null;
+    /**
+     * Offer a chat that answers from the chunks the question finds. Default true; without an LLM configured, it shows the service's message saying which setting is missing.
+     */
+    chat?: boolean | null;
+    /**
+     * Show the matching passages of each result. Default true.
+     */
+    showResultHighlights?: boolean | null;
+    /**
+     * Open a chunk's link in a new tab. Default false.
+     */
+    openLinksInNewTab?: boolean | null;
+    /**
+     * Example queries offered under the search box.
+     */
+    defaultSearchQueries?: Array<DefaultSearchQueryType> | null;
+    /**
+     * A query searched when the page opens.
+     */
+    defaultSearchQuery?: string | null;
+    openGraphMetadata?: OpenGraphMetadata | null;
+    [key: string]: unknown;
+};
+
+/**
+ * Request fields every search of the page sends (see `POST /api/chunk/search`).
+ */
+export type PublicPageSearchOptions = {
+    search_type?: SearchMethod | null;
+    page_size?: number | null;
+    filters?: ChunkFilter | null;
+    score_threshold?: number | null;
+    typo_options?: TypoOptions | null;
+    remove_stop_words?: boolean | null;
+    use_quote_negated_terms?: boolean | null;
+    /**
+     * Search with `POST /api/chunk/autocomplete` (the last word as a prefix). Default true.
+     */
+    use_autocomplete?: boolean | null;
+    [key: string]: unknown;
+};
+
+/**
+ * A tag offered as a filter.
+ */
+export type PublicPageTag = {
+    tag: string;
+    /**
+     * The text shown for the tag; the tag itself by default.
+     */
+    label?: string | null;
+    /**
+     * The filter is on when the page opens.
+     */
+    selected?: boolean | null;
+    iconClassName?: string | null;
+    description?: string | null;
+};
+
+/**
+ * The page's colours.
+ */
+export type PublicPageTheme = 'light' | 'dark';
 
 /**
  * Order results by a field, or rerank them with another search type.
@@ -7803,6 +7938,40 @@ export type GetOrganizationUsersResponses = {
 };
 
 export type GetOrganizationUsersResponse = GetOrganizationUsersResponses[keyof GetOrganizationUsersResponses];
+
+export type PublicPageData = {
+    body?: never;
+    path: {
+        /**
+         * The dataset's id, or its tracking id (a valid uuid is taken as an id).
+         */
+        dataset_id: string;
+    };
+    query?: never;
+    url: '/api/public_page/{dataset_id}';
+};
+
+export type PublicPageErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type PublicPageError = PublicPageErrors[keyof PublicPageErrors];
+
+export type PublicPageResponses = {
+    /**
+     * The page.
+     */
+    200: string;
+};
+
+export type PublicPageResponse = PublicPageResponses[keyof PublicPageResponses];
 
 export type CreateTopicData = {
     body: CreateTopicReqPayload;

@@ -25,6 +25,7 @@ import * as m022 from './022_tag_changes.js';
 import * as m023 from './023_topics.js';
 import * as m024 from './024_crawl_runs.js';
 import * as m025 from './025_workflow_schedules.js';
+import * as m026 from './026_public_page_keys.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '023_topics': m023,
   '024_crawl_runs': m024,
   '025_workflow_schedules': m025,
+  '026_public_page_keys': m026,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
