@@ -26,6 +26,7 @@ export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData
 export type CreateMessageHandler = (ctx: DatasetContext<T.CreateMessageData>) => Promise<Reply<T.CreateMessageResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
+export type CreatePagefindIndexForDatasetHandler = (ctx: DatasetContext<T.CreatePagefindIndexForDatasetData>) => Promise<Reply<T.CreatePagefindIndexForDatasetResponses, 204>>;
 export type CreatePresignedUrlForCsvJsonlHandler = (ctx: DatasetContext<T.CreatePresignedUrlForCsvJsonlData>) => Promise<Reply<T.CreatePresignedUrlForCsvJsonlResponses, 200>>;
 export type CreateTopicHandler = (ctx: DatasetContext<T.CreateTopicData>) => Promise<Reply<T.CreateTopicResponses, 200>>;
 export type DeleteChunkHandler = (ctx: DatasetContext<T.DeleteChunkData>) => Promise<Reply<T.DeleteChunkResponses, 204>>;
@@ -75,6 +76,7 @@ export type GetOrganizationHandler = (ctx: OrganizationContext<T.GetOrganization
 export type GetOrganizationApiKeysHandler = (ctx: OrganizationContext<T.GetOrganizationApiKeysData>) => Promise<Reply<T.GetOrganizationApiKeysResponses, 200>>;
 export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganizationUsageData>) => Promise<Reply<T.GetOrganizationUsageResponses, 200>>;
 export type GetOrganizationUsersHandler = (ctx: OrganizationContext<T.GetOrganizationUsersData>) => Promise<Reply<T.GetOrganizationUsersResponses, 200>>;
+export type GetPagefindIndexForDatasetHandler = (ctx: DatasetContext<T.GetPagefindIndexForDatasetData>) => Promise<Reply<T.GetPagefindIndexForDatasetResponses, 200>>;
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
 export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
 export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
@@ -128,6 +130,7 @@ export interface Handlers {
   create_message: CreateMessageHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
+  create_pagefind_index_for_dataset: CreatePagefindIndexForDatasetHandler;
   create_presigned_url_for_csv_jsonl: CreatePresignedUrlForCsvJsonlHandler;
   create_topic: CreateTopicHandler;
   delete_chunk: DeleteChunkHandler;
@@ -177,6 +180,7 @@ export interface Handlers {
   get_organization_api_keys: GetOrganizationApiKeysHandler;
   get_organization_usage: GetOrganizationUsageHandler;
   get_organization_users: GetOrganizationUsersHandler;
+  get_pagefind_index_for_dataset: GetPagefindIndexForDatasetHandler;
   get_rag_analytics: GetRagAnalyticsHandler;
   get_recommended_chunks: GetRecommendedChunksHandler;
   get_recommended_groups: GetRecommendedGroupsHandler;
@@ -231,6 +235,7 @@ export const operations = {
   create_message: { method: 'post', path: '/api/message', role: 1, scope: 'dataset' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
+  create_pagefind_index_for_dataset: { method: 'put', path: '/api/dataset/pagefind', role: 2, scope: 'dataset' },
   create_presigned_url_for_csv_jsonl: { method: 'post', path: '/api/file/csv_or_jsonl', role: 1, scope: 'dataset' },
   create_topic: { method: 'post', path: '/api/topic', role: 1, scope: 'dataset' },
   delete_chunk: { method: 'delete', path: '/api/chunk/{chunk_id}', role: 1, scope: 'dataset' },
@@ -280,6 +285,7 @@ export const operations = {
   get_organization_api_keys: { method: 'get', path: '/api/organization/api_key', role: 0, scope: 'organization' },
   get_organization_usage: { method: 'post', path: '/api/organization/usage/{organization_id}', role: 1, scope: 'organization' },
   get_organization_users: { method: 'get', path: '/api/organization/users/{organization_id}', role: 1, scope: 'organization' },
+  get_pagefind_index_for_dataset: { method: 'get', path: '/api/dataset/pagefind', role: 0, scope: 'dataset' },
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
   get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
   get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },

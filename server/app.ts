@@ -15,6 +15,7 @@ import { httpLogOptions, withoutSecretParams } from './log.js';
 import { httpDuration, httpRequests } from './metrics.js';
 import { databaseFailure } from './store/errors.js';
 import { fileContentRouter } from './http/fileContent.js';
+import { pagefindFilesRouter } from './http/pagefindFiles.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
 import { refuseIllFormedInput } from './http/wellFormed.js';
 import type { Services } from './services.js';
@@ -36,8 +37,10 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   });
   app.use('/docs', docsRouter());
 
-  // Signed file links carry raw bytes, not JSON: they come before the JSON parser.
+  // Signed file links carry raw bytes, not JSON: they come before the JSON parser; so do the
+  // static files of Pagefind indexes.
   app.use(fileContentRouter(services));
+  app.use(pagefindFilesRouter(services));
   app.use(express.json({ limit: services.config.jsonBodyLimit, strict: false }));
   const validator = OpenApiValidator.middleware({
     apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,

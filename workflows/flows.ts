@@ -7,6 +7,7 @@ import type { Activities } from './activities/index.js';
 import { checkBatchSize, checkUuid, isCancellation, reasonOf, retry } from './common.js';
 import { crawlActivityOptions } from './crawl.js';
 import { ingestActivityOptions } from './ingest.js';
+import { pagefindActivityOptions } from './pagefind.js';
 
 export interface FlowContext<A> {
   /**
@@ -33,6 +34,7 @@ export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   indexDatasetChunks: { startToCloseTimeout: '2m', retry },
   ...ingestActivityOptions,
   ...crawlActivityOptions,
+  ...pagefindActivityOptions,
 };
 
 export interface PurgeDatasetInput {

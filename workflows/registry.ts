@@ -3,6 +3,7 @@
 import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganizationFlow } from './flows.js';
 import { crawlFlow } from './crawl.js';
 import { ingestFileFlow } from './ingest.js';
+import { pagefindIndexFlow } from './pagefind.js';
 
 export const flows = {
   purgeDataset: purgeDatasetFlow,
@@ -11,6 +12,7 @@ export const flows = {
   cloneDataset: cloneDatasetFlow,
   ingestFile: ingestFileFlow,
   crawl: crawlFlow,
+  pagefindIndex: pagefindIndexFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -26,4 +28,6 @@ export const workflowIds = {
   ingestFile: (fileId: string) => `ingest-file-${fileId}`,
   /** One run of a crawl at a time. */
   crawl: (crawlId: string) => `crawl-${crawlId}`,
+  /** One workflow per build; every request for an index is a build. */
+  pagefindIndex: (buildId: string) => `pagefind-${buildId}`,
 };

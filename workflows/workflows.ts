@@ -16,6 +16,7 @@ import {
 } from './flows.js';
 import { crawlFlow, type CrawlInput } from './crawl.js';
 import { ingestFileFlow, type IngestFileInput } from './ingest.js';
+import { pagefindIndexFlow, type PagefindIndexInput } from './pagefind.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
 
@@ -61,4 +62,8 @@ export async function ingestFile(input: IngestFileInput) {
 
 export async function crawl(input: CrawlInput) {
   return runFlow(crawlFlow, input);
+}
+
+export async function pagefindIndex(input: PagefindIndexInput) {
+  return runFlow(pagefindIndexFlow, input);
 }

@@ -3,6 +3,7 @@ import type {
   BatchCreateDatasetsHandler,
   ClearDatasetHandler,
   CloneDatasetHandler,
+  CreatePagefindIndexForDatasetHandler,
   CreateDatasetHandler,
   DeleteDatasetByTrackingIdHandler,
   DeleteDatasetHandler,
@@ -12,6 +13,7 @@ import type {
   GetDatasetQueueLengthsHandler,
   GetDatasetsFromOrganizationHandler,
   GetEventsHandler,
+  GetPagefindIndexForDatasetHandler,
   GetUsageByDatasetIdHandler,
   UpdateDatasetHandler,
 } from '../../generated/handlers.js';
@@ -33,6 +35,7 @@ import {
 } from '../domain/datasets.js';
 import { datasetDefaults } from '../domain/datasetConfig.js';
 import { listEvents } from '../domain/events.js';
+import { pagefindIndexUrl, requestPagefindIndex } from '../domain/pagefind/index.js';
 import { badRequest } from '../errors.js';
 
 export const create_dataset: CreateDatasetHandler = async ({ body, organizationId, services }) => ({
@@ -111,3 +114,13 @@ export const clear_dataset: ClearDatasetHandler = async ({ path, dataset, servic
   await clearDataset(services, dataset);
   return { status: 204, body: undefined };
 };
+
+export const create_pagefind_index_for_dataset: CreatePagefindIndexForDatasetHandler = async ({ dataset, services }) => {
+  await requestPagefindIndex(services, dataset);
+  return { status: 204, body: undefined };
+};
+
+export const get_pagefind_index_for_dataset: GetPagefindIndexForDatasetHandler = async ({ dataset, services }) => ({
+  status: 200,
+  body: await pagefindIndexUrl(services, dataset),
+});

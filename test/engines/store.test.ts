@@ -62,6 +62,7 @@ describe(`store (${mode})`, () => {
       '024_crawl_runs',
       '025_workflow_schedules',
       '026_public_page_keys',
+      '027_pagefind_indexes',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

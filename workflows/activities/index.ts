@@ -8,6 +8,7 @@ import type { Store } from '../../server/store/db.js';
 import { crawlActivities } from './crawl.js';
 import { datasetActivities } from './datasets.js';
 import { ingestActivities } from './ingest.js';
+import { pagefindActivities } from './pagefind.js';
 
 export interface ActivityDeps {
   store: Store;
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...datasetActivities(deps),
     ...ingestActivities(deps),
     ...crawlActivities(deps),
+    ...pagefindActivities(deps),
   };
 }
 

@@ -988,7 +988,7 @@ export type DatasetConfigurationDto = {
      */
     AIMON_RERANKER_TASK_DEFINITION?: string | null;
     /**
-     * Whether a static Pagefind index of the dataset is built. Default false.
+     * Whether static Pagefind indexes of the dataset may be built and fetched (`PUT` and `GET /api/dataset/pagefind`). Default false.
      */
     PAGEFIND_ENABLED?: boolean | null;
     /**
@@ -1563,6 +1563,13 @@ export type GetOrganizationUsageReqPayload = {
      * Accepted for compatibility; the counts are the same either way.
      */
     v1_usage?: boolean | null;
+};
+
+export type GetPagefindIndexResponse = {
+    /**
+     * The folder of the index's files, without a trailing slash.
+     */
+    url: string;
 };
 
 export type GetToolFunctionParamsReqPayload = {
@@ -6275,6 +6282,92 @@ export type GetDatasetsFromOrganizationResponses = {
 };
 
 export type GetDatasetsFromOrganizationResponse = GetDatasetsFromOrganizationResponses[keyof GetDatasetsFromOrganizationResponses];
+
+export type GetPagefindIndexForDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/pagefind';
+};
+
+export type GetPagefindIndexForDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetPagefindIndexForDatasetError = GetPagefindIndexForDatasetErrors[keyof GetPagefindIndexForDatasetErrors];
+
+export type GetPagefindIndexForDatasetResponses = {
+    /**
+     * Where the index is.
+     */
+    200: GetPagefindIndexResponse;
+};
+
+export type GetPagefindIndexForDatasetResponse = GetPagefindIndexForDatasetResponses[keyof GetPagefindIndexForDatasetResponses];
+
+export type CreatePagefindIndexForDatasetData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/dataset/pagefind';
+};
+
+export type CreatePagefindIndexForDatasetErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type CreatePagefindIndexForDatasetError = CreatePagefindIndexForDatasetErrors[keyof CreatePagefindIndexForDatasetErrors];
+
+export type CreatePagefindIndexForDatasetResponses = {
+    /**
+     * The build has started.
+     */
+    204: void;
+};
+
+export type CreatePagefindIndexForDatasetResponse = CreatePagefindIndexForDatasetResponses[keyof CreatePagefindIndexForDatasetResponses];
 
 export type GetFilesCursorHandlerData = {
     body?: never;

@@ -54,7 +54,8 @@ export function contentPath(fileId: string): string {
   return `/api/file/${fileId}/content`;
 }
 
-function baseUrl(services: SigningServices): string {
+/** Where clients reach this service: PUBLIC_URL, else its own address. */
+export function serviceBaseUrl(services: Pick<SigningServices, 'config'>): string {
   return services.config.publicUrl ?? `http://127.0.0.1:${services.config.port}`;
 }
 
@@ -67,7 +68,7 @@ export async function signedLink(
 ): Promise<string> {
   const expires = String(Math.floor(expiresAt.getTime() / 1000));
   // Appended, not resolved: a PUBLIC_URL may have a path of its own (a reverse proxy's prefix).
-  const url = new URL(baseUrl(services) + contentPath(fileId));
+  const url = new URL(serviceBaseUrl(services) + contentPath(fileId));
   url.searchParams.set('expires', expires);
   if (contentType) url.searchParams.set('content_type', contentType);
   url.searchParams.set('signature', await sign(services, purpose, fileId, expires, contentType ?? ''));

@@ -26,6 +26,7 @@ import * as m023 from './023_topics.js';
 import * as m024 from './024_crawl_runs.js';
 import * as m025 from './025_workflow_schedules.js';
 import * as m026 from './026_public_page_keys.js';
+import * as m027 from './027_pagefind_indexes.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '024_crawl_runs': m024,
   '025_workflow_schedules': m025,
   '026_public_page_keys': m026,
+  '027_pagefind_indexes': m027,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
