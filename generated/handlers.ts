@@ -7,6 +7,7 @@ export type Reply<R, S extends keyof R> = S extends keyof R
   ? { status: S; body: R[S] extends string ? R[S] | TextStream : R[S]; headers?: Record<string, string> }
   : never;
 
+export type AbTestHandler = (ctx: DatasetContext<T.AbTestData>) => Promise<Reply<T.AbTestResponses, 200>>;
 export type AddChunkToGroupHandler = (ctx: DatasetContext<T.AddChunkToGroupData>) => Promise<Reply<T.AddChunkToGroupResponses, 204>>;
 export type AddChunkToGroupByTrackingIdHandler = (ctx: DatasetContext<T.AddChunkToGroupByTrackingIdData>) => Promise<Reply<T.AddChunkToGroupByTrackingIdResponses, 204>>;
 export type AutocompleteHandler = (ctx: DatasetContext<T.AutocompleteData>) => Promise<Reply<T.AutocompleteResponses, 200>>;
@@ -23,6 +24,7 @@ export type CreateChunkHandler = (ctx: DatasetContext<T.CreateChunkData>) => Pro
 export type CreateChunkGroupHandler = (ctx: DatasetContext<T.CreateChunkGroupData>) => Promise<Reply<T.CreateChunkGroupResponses, 200>>;
 export type CreateCrawlHandler = (ctx: DatasetContext<T.CreateCrawlData>) => Promise<Reply<T.CreateCrawlResponses, 200>>;
 export type CreateDatasetHandler = (ctx: OrganizationContext<T.CreateDatasetData>) => Promise<Reply<T.CreateDatasetResponses, 200>>;
+export type CreateExperimentHandler = (ctx: DatasetContext<T.CreateExperimentData>) => Promise<Reply<T.CreateExperimentResponses, 200>>;
 export type CreateMessageHandler = (ctx: DatasetContext<T.CreateMessageData>) => Promise<Reply<T.CreateMessageResponses, 200>>;
 export type CreateOrganizationHandler = (ctx: CallerContext<T.CreateOrganizationData>) => Promise<Reply<T.CreateOrganizationResponses, 200>>;
 export type CreateOrganizationApiKeyHandler = (ctx: OrganizationContext<T.CreateOrganizationApiKeyData>) => Promise<Reply<T.CreateOrganizationApiKeyResponses, 200>>;
@@ -35,6 +37,7 @@ export type DeleteChunkGroupHandler = (ctx: DatasetContext<T.DeleteChunkGroupDat
 export type DeleteCrawlRequestHandler = (ctx: DatasetContext<T.DeleteCrawlRequestData>) => Promise<Reply<T.DeleteCrawlRequestResponses, 204>>;
 export type DeleteDatasetHandler = (ctx: DatasetContext<T.DeleteDatasetData>) => Promise<Reply<T.DeleteDatasetResponses, 204>>;
 export type DeleteDatasetByTrackingIdHandler = (ctx: DatasetContext<T.DeleteDatasetByTrackingIdData>) => Promise<Reply<T.DeleteDatasetByTrackingIdResponses, 204>>;
+export type DeleteExperimentHandler = (ctx: DatasetContext<T.DeleteExperimentData>) => Promise<Reply<T.DeleteExperimentResponses, 204>>;
 export type DeleteFileHandlerHandler = (ctx: DatasetContext<T.DeleteFileHandlerData>) => Promise<Reply<T.DeleteFileHandlerResponses, 204>>;
 export type DeleteGroupByTrackingIdHandler = (ctx: DatasetContext<T.DeleteGroupByTrackingIdData>) => Promise<Reply<T.DeleteGroupByTrackingIdResponses, 204>>;
 export type DeleteInvitationHandler = (ctx: OrganizationContext<T.DeleteInvitationData>) => Promise<Reply<T.DeleteInvitationResponses, 204>>;
@@ -63,6 +66,8 @@ export type GetDatasetFilesAndGroupIdsHandlerHandler = (ctx: DatasetContext<T.Ge
 export type GetDatasetQueueLengthsHandler = (ctx: DatasetContext<T.GetDatasetQueueLengthsData>) => Promise<Reply<T.GetDatasetQueueLengthsResponses, 200>>;
 export type GetDatasetsFromOrganizationHandler = (ctx: OrganizationContext<T.GetDatasetsFromOrganizationData>) => Promise<Reply<T.GetDatasetsFromOrganizationResponses, 200>>;
 export type GetEventsHandler = (ctx: DatasetContext<T.GetEventsData>) => Promise<Reply<T.GetEventsResponses, 200>>;
+export type GetExperimentHandler = (ctx: DatasetContext<T.GetExperimentData>) => Promise<Reply<T.GetExperimentResponses, 200>>;
+export type GetExperimentsHandler = (ctx: DatasetContext<T.GetExperimentsData>) => Promise<Reply<T.GetExperimentsResponses, 200>>;
 export type GetFileHandlerHandler = (ctx: DatasetContext<T.GetFileHandlerData>) => Promise<Reply<T.GetFileHandlerResponses, 200>>;
 export type GetFilesCursorHandlerHandler = (ctx: DatasetContext<T.GetFilesCursorHandlerData>) => Promise<Reply<T.GetFilesCursorHandlerResponses, 200>>;
 export type GetGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetGroupByTrackingIdData>) => Promise<Reply<T.GetGroupByTrackingIdResponses, 200>>;
@@ -103,6 +108,7 @@ export type UpdateChunkByTrackingIdHandler = (ctx: DatasetContext<T.UpdateChunkB
 export type UpdateChunkGroupHandler = (ctx: DatasetContext<T.UpdateChunkGroupData>) => Promise<Reply<T.UpdateChunkGroupResponses, 204>>;
 export type UpdateCrawlRequestHandler = (ctx: DatasetContext<T.UpdateCrawlRequestData>) => Promise<Reply<T.UpdateCrawlRequestResponses, 200>>;
 export type UpdateDatasetHandler = (ctx: OrganizationContext<T.UpdateDatasetData>) => Promise<Reply<T.UpdateDatasetResponses, 200>>;
+export type UpdateExperimentHandler = (ctx: DatasetContext<T.UpdateExperimentData>) => Promise<Reply<T.UpdateExperimentResponses, 200>>;
 export type UpdateOrganizationHandler = (ctx: OrganizationContext<T.UpdateOrganizationData>) => Promise<Reply<T.UpdateOrganizationResponses, 200>>;
 export type UpdateTopicHandler = (ctx: DatasetContext<T.UpdateTopicData>) => Promise<Reply<T.UpdateTopicResponses, 204>>;
 export type UpdateUserHandler = (ctx: OrganizationContext<T.UpdateUserData>) => Promise<Reply<T.UpdateUserResponses, 204>>;
@@ -111,6 +117,7 @@ export type UploadHtmlPageHandler = (ctx: PublicContext<T.UploadHtmlPageData>) =
 
 /** Every operation of the contract and its handler. */
 export interface Handlers {
+  ab_test: AbTestHandler;
   add_chunk_to_group: AddChunkToGroupHandler;
   add_chunk_to_group_by_tracking_id: AddChunkToGroupByTrackingIdHandler;
   autocomplete: AutocompleteHandler;
@@ -127,6 +134,7 @@ export interface Handlers {
   create_chunk_group: CreateChunkGroupHandler;
   create_crawl: CreateCrawlHandler;
   create_dataset: CreateDatasetHandler;
+  create_experiment: CreateExperimentHandler;
   create_message: CreateMessageHandler;
   create_organization: CreateOrganizationHandler;
   create_organization_api_key: CreateOrganizationApiKeyHandler;
@@ -139,6 +147,7 @@ export interface Handlers {
   delete_crawl_request: DeleteCrawlRequestHandler;
   delete_dataset: DeleteDatasetHandler;
   delete_dataset_by_tracking_id: DeleteDatasetByTrackingIdHandler;
+  delete_experiment: DeleteExperimentHandler;
   delete_file_handler: DeleteFileHandlerHandler;
   delete_group_by_tracking_id: DeleteGroupByTrackingIdHandler;
   delete_invitation: DeleteInvitationHandler;
@@ -167,6 +176,8 @@ export interface Handlers {
   get_dataset_queue_lengths: GetDatasetQueueLengthsHandler;
   get_datasets_from_organization: GetDatasetsFromOrganizationHandler;
   get_events: GetEventsHandler;
+  get_experiment: GetExperimentHandler;
+  get_experiments: GetExperimentsHandler;
   get_file_handler: GetFileHandlerHandler;
   get_files_cursor_handler: GetFilesCursorHandlerHandler;
   get_group_by_tracking_id: GetGroupByTrackingIdHandler;
@@ -207,6 +218,7 @@ export interface Handlers {
   update_chunk_group: UpdateChunkGroupHandler;
   update_crawl_request: UpdateCrawlRequestHandler;
   update_dataset: UpdateDatasetHandler;
+  update_experiment: UpdateExperimentHandler;
   update_organization: UpdateOrganizationHandler;
   update_topic: UpdateTopicHandler;
   update_user: UpdateUserHandler;
@@ -216,6 +228,7 @@ export interface Handlers {
 
 /** Routing and access facts of every operation, read from the contract. */
 export const operations = {
+  ab_test: { method: 'post', path: '/api/experiment/ab-test', role: 2, scope: 'dataset' },
   add_chunk_to_group: { method: 'post', path: '/api/chunk_group/chunk/{group_id}', role: 1, scope: 'dataset' },
   add_chunk_to_group_by_tracking_id: { method: 'post', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   autocomplete: { method: 'post', path: '/api/chunk/autocomplete', role: 0, scope: 'dataset' },
@@ -232,6 +245,7 @@ export const operations = {
   create_chunk_group: { method: 'post', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   create_crawl: { method: 'post', path: '/api/crawl', role: 1, scope: 'dataset' },
   create_dataset: { method: 'post', path: '/api/dataset', role: 2, scope: 'organization' },
+  create_experiment: { method: 'post', path: '/api/experiment', role: 2, scope: 'dataset' },
   create_message: { method: 'post', path: '/api/message', role: 1, scope: 'dataset' },
   create_organization: { method: 'post', path: '/api/organization', role: 0, scope: 'none' },
   create_organization_api_key: { method: 'post', path: '/api/organization/api_key', role: 0, scope: 'organization' },
@@ -244,6 +258,7 @@ export const operations = {
   delete_crawl_request: { method: 'delete', path: '/api/crawl/{crawl_id}', role: 1, scope: 'dataset' },
   delete_dataset: { method: 'delete', path: '/api/dataset/{dataset_id}', role: 2, scope: 'dataset' },
   delete_dataset_by_tracking_id: { method: 'delete', path: '/api/dataset/tracking_id/{tracking_id}', role: 2, scope: 'dataset' },
+  delete_experiment: { method: 'delete', path: '/api/experiment/{experiment_id}', role: 2, scope: 'dataset' },
   delete_file_handler: { method: 'delete', path: '/api/file/{file_id}', role: 1, scope: 'dataset' },
   delete_group_by_tracking_id: { method: 'delete', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 1, scope: 'dataset' },
   delete_invitation: { method: 'delete', path: '/api/invitation/{invitation_id}', role: 1, scope: 'organization' },
@@ -272,6 +287,8 @@ export const operations = {
   get_dataset_queue_lengths: { method: 'get', path: '/api/dataset/get_dataset_queue_lengths', role: 0, scope: 'dataset' },
   get_datasets_from_organization: { method: 'get', path: '/api/dataset/organization/{organization_id}', role: 1, scope: 'organization' },
   get_events: { method: 'post', path: '/api/dataset/events', role: 0, scope: 'dataset' },
+  get_experiment: { method: 'get', path: '/api/experiment/{experiment_id}', role: 2, scope: 'dataset' },
+  get_experiments: { method: 'get', path: '/api/experiment', role: 2, scope: 'dataset' },
   get_file_handler: { method: 'get', path: '/api/file/{file_id}', role: 0, scope: 'dataset' },
   get_files_cursor_handler: { method: 'get', path: '/api/dataset/scroll_files', role: 0, scope: 'dataset' },
   get_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
@@ -312,6 +329,7 @@ export const operations = {
   update_chunk_group: { method: 'put', path: '/api/chunk_group', role: 1, scope: 'dataset' },
   update_crawl_request: { method: 'put', path: '/api/crawl', role: 1, scope: 'dataset' },
   update_dataset: { method: 'put', path: '/api/dataset', role: 2, scope: 'organization' },
+  update_experiment: { method: 'put', path: '/api/experiment', role: 2, scope: 'dataset' },
   update_organization: { method: 'put', path: '/api/organization', role: 2, scope: 'organization' },
   update_topic: { method: 'put', path: '/api/topic', role: 1, scope: 'dataset' },
   update_user: { method: 'put', path: '/api/user', role: 0, scope: 'organization' },

@@ -6,6 +6,7 @@ import * as chunk from './chunk.js';
 import * as chunkGroup from './chunkGroup.js';
 import * as crawl from './crawl.js';
 import * as dataset from './dataset.js';
+import * as experiment from './experiment.js';
 import * as file from './file.js';
 import * as health from './health.js';
 import * as invitation from './invitation.js';
@@ -33,5 +34,6 @@ export const handlers: Handlers = {
   ...topic,
   ...message,
   ...messageTools,
+  ...experiment,
   ...publicPages,
 };

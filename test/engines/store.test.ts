@@ -63,6 +63,7 @@ describe(`store (${mode})`, () => {
       '025_workflow_schedules',
       '026_public_page_keys',
       '027_pagefind_indexes',
+      '028_experiments',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

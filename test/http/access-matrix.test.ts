@@ -50,6 +50,11 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
     .insert({ dataset_id: dataset.id, url: 'https://example.com/', status: JSON.stringify('Completed') })
     .returning('id');
   target.crawl_id = crawl.id;
+  const [experiment] = await db('experiments')
+    .insert({ dataset_id: dataset.id, name: 'Experiment', area: 'search', control_name: 'control', control_split: 0.5, t1_name: 't1', t1_split: 0.5 })
+    .returning('id');
+  target.experiment_id = experiment.id;
+  await db('experiment_user_assignments').insert({ experiment_id: experiment.id, dataset_id: dataset.id, user_id: `${name}-user`, treatment_name: 't1' });
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
@@ -78,6 +83,8 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     topics: await db('topics').whereIn('dataset_id', ids).orderBy('id'),
     messages: await db('messages').whereIn('dataset_id', ids).orderBy('id'),
     crawls: await db('crawl_requests').whereIn('dataset_id', ids).orderBy('id'),
+    experiments: await db('experiments').whereIn('dataset_id', ids).orderBy('id'),
+    experiment_user_assignments: await db('experiment_user_assignments').whereIn('dataset_id', ids).orderBy('id'),
   };
   for (const [table, column] of [
     ['user_organizations', 'organization_id'],
@@ -116,6 +123,12 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     update_topic: { topic_id: ids.topic_id, name: 'renamed' },
     clone_topic: { topic_id: ids.topic_id, owner_id: 'intruder' },
     update_crawl_request: { crawl_id: ids.crawl_id, crawl_options: { site_url: 'https://example.com/' } },
+    create_experiment: {
+      name: 'intruder',
+      experiment_config: { area: 'search', control_name: 'control', control_split: 0.5, t1_name: 't1', t1_split: 0.5 },
+    },
+    update_experiment: { id: ids.experiment_id, name: 'renamed' },
+    ab_test: { experiment_id: ids.experiment_id, user_id: 'intruder' },
   };
   return bodies[operationId] ?? {};
 }
@@ -167,6 +180,18 @@ describe("a foreign organization's owner key is refused on every route", () => {
       expect(await snapshotOf(a.organization_id)).toEqual(before);
     },
   );
+
+  // Operations that address a record of A by an id in the body (bodyFor puts A's there).
+  const addressedByBody = new Set(['update_experiment', 'ab_test']);
+  it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
+    const before = await snapshotOf(a.organization_id);
+    const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, b), {
+      headers: { authorization: b.key, 'SVC-Dataset': b.dataset_id, 'SVC-Organization': b.organization_id },
+      body: bodyFor(operationId, a),
+    });
+    expect(reply.status, `${operationId}: ${JSON.stringify(reply.body)}`).toBe(404);
+    expect(await snapshotOf(a.organization_id)).toEqual(before);
+  });
 
   it.each(ops.filter(([id]) => callerOnly.has(id)))('%s shows B nothing of A', async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);

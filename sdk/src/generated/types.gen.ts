@@ -4,6 +4,17 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}` | (string & {});
 };
 
+export type AbTestReqBody = {
+    /**
+     * The experiment.
+     */
+    experiment_id: string;
+    /**
+     * The user, an id of the caller's choosing (the same id as in the analytics events the user causes).
+     */
+    user_id: string;
+};
+
 /**
  * The chunk to add, by id or by tracking id (exactly one of them).
  */
@@ -633,6 +644,14 @@ export type CreateDatasetReqPayload = {
     server_configuration?: DatasetConfigurationDto | null;
 };
 
+export type CreateExperimentReqBody = {
+    /**
+     * The experiment's name.
+     */
+    name: string;
+    experiment_config: ExperimentConfig;
+};
+
 export type CreateMessageReqPayload = {
     /**
      * The topic asked in.
@@ -1223,6 +1242,57 @@ export type EventReturn = {
  * A kind of dataset event.
  */
 export type EventTypeRequest = 'file_uploaded' | 'file_upload_failed' | 'chunks_uploaded' | 'chunk_action_failed' | 'chunk_updated' | 'bulk_chunks_deleted' | 'chunk_update_failed' | 'dataset_delete_failed' | 'qdrant_upload_failed' | 'bulk_chunk_upload_failed' | 'group_chunks_updated' | 'group_chunks_action_failed' | 'crawl_completed' | 'crawl_failed' | 'crawl_started' | 'csv_jsonl_processing_failed' | 'csv_jsonl_processing_checkpoint' | 'csv_jsonl_processing_completed' | 'video_uploaded' | 'pagefind_indexing_started' | 'pagefind_indexing_finished' | 'etl_started' | 'etl_completed' | 'etl_failed';
+
+/**
+ * An A/B experiment of a dataset.
+ */
+export type Experiment = {
+    id: string;
+    name: string;
+    /**
+     * The part of the caller's application the experiment is about.
+     */
+    area: string;
+    control_name: string;
+    /**
+     * The share of users put in the control.
+     */
+    control_split: number;
+    t1_name: string;
+    /**
+     * The share of users put in `t1`.
+     */
+    t1_split: number;
+    dataset_id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+/**
+ * Where an experiment runs and how its users are shared between its two treatments.
+ */
+export type ExperimentConfig = {
+    /**
+     * The part of the caller's application the experiment is about (a search bar, a chat), free text.
+     */
+    area: string;
+    /**
+     * The name of the control treatment, what users get without the change tried.
+     */
+    control_name: string;
+    /**
+     * The share of users put in the control, between 0 and 1; with `t1_split` it adds up to 1.
+     */
+    control_split: number;
+    /**
+     * The name of the treatment tried; different from `control_name`.
+     */
+    t1_name: string;
+    /**
+     * The share of users put in `t1`, between 0 and 1; with `control_split` it adds up to 1.
+     */
+    t1_split: number;
+};
 
 /**
  * What an organization uses. Counters of features the service does not offer yet are 0.
@@ -3193,6 +3263,21 @@ export type UpdateDatasetReqPayload = {
     server_configuration?: DatasetConfigurationDto | null;
 };
 
+export type UpdateExperimentReqBody = {
+    /**
+     * The experiment to change.
+     */
+    id: string;
+    /**
+     * Its new name; unchanged when missing or null.
+     */
+    name?: string | null;
+    /**
+     * Its new area, treatments and shares, all of them; unchanged when missing or null.
+     */
+    experiment_config?: ExperimentConfig | null;
+};
+
 export type UpdateOrganizationReqPayload = {
     /**
      * The new name; missing or null keeps the name.
@@ -3386,6 +3471,15 @@ export type UserOrganization = {
     scopes?: Array<string | null> | null;
     created_at: Timestamp;
     updated_at: Timestamp;
+};
+
+export type UserTreatmentResponse = {
+    /**
+     * The name of the user's treatment, `control_name` or `t1_name` of the experiment.
+     */
+    treatment_name: string;
+    experiment_id: string;
+    user_id: string;
 };
 
 /**
@@ -6564,6 +6658,298 @@ export type GetUsageByDatasetIdResponses = {
 };
 
 export type GetUsageByDatasetIdResponse = GetUsageByDatasetIdResponses[keyof GetUsageByDatasetIdResponses];
+
+export type GetExperimentsData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/experiment';
+};
+
+export type GetExperimentsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetExperimentsError = GetExperimentsErrors[keyof GetExperimentsErrors];
+
+export type GetExperimentsResponses = {
+    /**
+     * The dataset's experiments.
+     */
+    200: Array<Experiment>;
+};
+
+export type GetExperimentsResponse = GetExperimentsResponses[keyof GetExperimentsResponses];
+
+export type CreateExperimentData = {
+    body: CreateExperimentReqBody;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/experiment';
+};
+
+export type CreateExperimentErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type CreateExperimentError = CreateExperimentErrors[keyof CreateExperimentErrors];
+
+export type CreateExperimentResponses = {
+    /**
+     * The new experiment.
+     */
+    200: Experiment;
+};
+
+export type CreateExperimentResponse = CreateExperimentResponses[keyof CreateExperimentResponses];
+
+export type UpdateExperimentData = {
+    body: UpdateExperimentReqBody;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/experiment';
+};
+
+export type UpdateExperimentErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type UpdateExperimentError = UpdateExperimentErrors[keyof UpdateExperimentErrors];
+
+export type UpdateExperimentResponses = {
+    /**
+     * The experiment as it is now.
+     */
+    200: Experiment;
+};
+
+export type UpdateExperimentResponse = UpdateExperimentResponses[keyof UpdateExperimentResponses];
+
+export type DeleteExperimentData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The experiment to delete.
+         */
+        experiment_id: string;
+    };
+    query?: never;
+    url: '/api/experiment/{experiment_id}';
+};
+
+export type DeleteExperimentErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type DeleteExperimentError = DeleteExperimentErrors[keyof DeleteExperimentErrors];
+
+export type DeleteExperimentResponses = {
+    /**
+     * The experiment and its assignments are deleted.
+     */
+    204: void;
+};
+
+export type DeleteExperimentResponse = DeleteExperimentResponses[keyof DeleteExperimentResponses];
+
+export type GetExperimentData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The experiment to get.
+         */
+        experiment_id: string;
+    };
+    query?: never;
+    url: '/api/experiment/{experiment_id}';
+};
+
+export type GetExperimentErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetExperimentError = GetExperimentErrors[keyof GetExperimentErrors];
+
+export type GetExperimentResponses = {
+    /**
+     * The experiment.
+     */
+    200: Experiment;
+};
+
+export type GetExperimentResponse = GetExperimentResponses[keyof GetExperimentResponses];
+
+export type AbTestData = {
+    body: AbTestReqBody;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/experiment/ab-test';
+};
+
+export type AbTestErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type AbTestError = AbTestErrors[keyof AbTestErrors];
+
+export type AbTestResponses = {
+    /**
+     * The user's treatment.
+     */
+    200: UserTreatmentResponse;
+};
+
+export type AbTestResponse = AbTestResponses[keyof AbTestResponses];
 
 export type UploadFileHandlerData = {
     body: UploadFileReqPayload;

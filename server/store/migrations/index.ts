@@ -27,6 +27,7 @@ import * as m024 from './024_crawl_runs.js';
 import * as m025 from './025_workflow_schedules.js';
 import * as m026 from './026_public_page_keys.js';
 import * as m027 from './027_pagefind_indexes.js';
+import * as m028 from './028_experiments.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '025_workflow_schedules': m025,
   '026_public_page_keys': m026,
   '027_pagefind_indexes': m027,
+  '028_experiments': m028,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
