@@ -135,7 +135,7 @@ async function search(): Promise<void> {
   try {
     const found = settings.useAutocomplete ? await sdk.autocomplete(request, inFlight.signal) : await sdk.search(request, inFlight.signal);
     if (mine !== searched) return;
-    showResults(found.chunks);
+    showResults(found.chunks, query);
   } catch (error) {
     if (mine !== searched || (error as Error).name === 'AbortError') return;
     results.replaceChildren();
@@ -143,8 +143,10 @@ async function search(): Promise<void> {
   }
 }
 
-function showResults(found: ScoreChunk[]): void {
+/** Shows the results of `query`, which the list then names (data-query), as the last one answered. */
+function showResults(found: ScoreChunk[], query: string): void {
   status.textContent = found.length ? '' : 'No results.';
+  results.dataset.query = query;
   results.replaceChildren(
     ...found.map(({ chunk, highlights }) => {
       const record = chunk as ChunkMetadata;
