@@ -75,15 +75,16 @@ async function runScript(file: string): Promise<any> {
 }
 
 describe('@chunksearch/sdk, packed and installed', () => {
-  it('is a small package of its build, README and manifest, with no runtime dependencies', async () => {
+  it('is a small package of its build, README, licence and manifest, with no runtime dependencies', async () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toContain('README.md');
-    expect(paths).toContain('package.json');
-    expect(paths.filter((p) => !['README.md', 'package.json'].includes(p)).every((p) => p.startsWith('dist/'))).toBe(true);
+    const besideBuild = ['README.md', 'LICENSE', 'package.json'];
+    for (const file of besideBuild) expect(paths).toContain(file);
+    expect(paths.filter((p) => !besideBuild.includes(p)).every((p) => p.startsWith('dist/'))).toBe(true);
     expect(packed.size).toBeLessThan(200_000);
     const manifest = JSON.parse(await readFile(path.join(project, 'node_modules/@chunksearch/sdk/package.json'), 'utf8'));
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.version).toBe('0.13.0');
+    expect(manifest.license).toBe('MIT');
   });
 
   it('imports nothing but its own modules, except its Node.js entry', async () => {
