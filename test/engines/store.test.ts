@@ -64,6 +64,7 @@ describe(`store (${mode})`, () => {
       '026_public_page_keys',
       '027_pagefind_indexes',
       '028_experiments',
+      '029_search_analytics',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -28,6 +28,7 @@ import * as m025 from './025_workflow_schedules.js';
 import * as m026 from './026_public_page_keys.js';
 import * as m027 from './027_pagefind_indexes.js';
 import * as m028 from './028_experiments.js';
+import * as m029 from './029_search_analytics.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '026_public_page_keys': m026,
   '027_pagefind_indexes': m027,
   '028_experiments': m028,
+  '029_search_analytics': m029,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
