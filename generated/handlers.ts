@@ -85,6 +85,7 @@ export type GetPagefindIndexForDatasetHandler = (ctx: DatasetContext<T.GetPagefi
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
 export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
 export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
+export type GetSearchAnalyticsHandler = (ctx: DatasetContext<T.GetSearchAnalyticsData>) => Promise<Reply<T.GetSearchAnalyticsResponses, 200>>;
 export type GetSuggestedQueriesHandler = (ctx: DatasetContext<T.GetSuggestedQueriesData>) => Promise<Reply<T.GetSuggestedQueriesResponses, 200>>;
 export type GetToolFunctionParamsHandler = (ctx: DatasetContext<T.GetToolFunctionParamsData>) => Promise<Reply<T.GetToolFunctionParamsResponses, 200>>;
 export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
@@ -100,6 +101,7 @@ export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChu
 export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
 export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsData>) => Promise<Reply<T.SearchOverGroupsResponses, 200>>;
 export type SearchWithinGroupHandler = (ctx: DatasetContext<T.SearchWithinGroupData>) => Promise<Reply<T.SearchWithinGroupResponses, 200>>;
+export type SetSearchQueryRatingHandler = (ctx: DatasetContext<T.SetSearchQueryRatingData>) => Promise<Reply<T.SetSearchQueryRatingResponses, 204>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type TranscribeAudioHandler = (ctx: DatasetContext<T.TranscribeAudioData>) => Promise<Reply<T.TranscribeAudioResponses, 200>>;
 export type UpdateAllOrgDatasetConfigsHandler = (ctx: OrganizationContext<T.UpdateAllOrgDatasetConfigsData>) => Promise<Reply<T.UpdateAllOrgDatasetConfigsResponses, 204>>;
@@ -195,6 +197,7 @@ export interface Handlers {
   get_rag_analytics: GetRagAnalyticsHandler;
   get_recommended_chunks: GetRecommendedChunksHandler;
   get_recommended_groups: GetRecommendedGroupsHandler;
+  get_search_analytics: GetSearchAnalyticsHandler;
   get_suggested_queries: GetSuggestedQueriesHandler;
   get_tool_function_params: GetToolFunctionParamsHandler;
   get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
@@ -210,6 +213,7 @@ export interface Handlers {
   search_chunks: SearchChunksHandler;
   search_over_groups: SearchOverGroupsHandler;
   search_within_group: SearchWithinGroupHandler;
+  set_search_query_rating: SetSearchQueryRatingHandler;
   split_html_content: SplitHtmlContentHandler;
   transcribe_audio: TranscribeAudioHandler;
   update_all_org_dataset_configs: UpdateAllOrgDatasetConfigsHandler;
@@ -306,6 +310,7 @@ export const operations = {
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
   get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
   get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },
+  get_search_analytics: { method: 'post', path: '/api/analytics/search', role: 1, scope: 'dataset' },
   get_suggested_queries: { method: 'post', path: '/api/chunk/suggestions', role: 0, scope: 'dataset' },
   get_tool_function_params: { method: 'post', path: '/api/message/get_tool_function_params', role: 1, scope: 'dataset' },
   get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
@@ -321,6 +326,7 @@ export const operations = {
   search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },
   search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_search', role: 0, scope: 'dataset' },
   search_within_group: { method: 'post', path: '/api/chunk_group/search', role: 0, scope: 'dataset' },
+  set_search_query_rating: { method: 'put', path: '/api/analytics/search', role: 1, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   transcribe_audio: { method: 'post', path: '/api/message/transcribe_audio', role: 1, scope: 'dataset' },
   update_all_org_dataset_configs: { method: 'post', path: '/api/organization/update_dataset_configs', role: 2, scope: 'organization' },

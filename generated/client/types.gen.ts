@@ -384,6 +384,11 @@ export type ChunkReqPayloadMappings = Array<ChunkReqPayloadMapping>;
  */
 export type ChunkReturnTypes = ChunkMetadata | ChunkMetadataStringTagSet;
 
+/**
+ * The kind of a recorded search (a search within a group is a `search`, the search of a RAG call `rag`).
+ */
+export type ClickhouseSearchTypes = 'search' | 'search_over_groups' | 'autocomplete' | 'rag';
+
 export type CloneDatasetRequest = {
     /**
      * The dataset to copy, in the organization.
@@ -849,6 +854,11 @@ export type CreateTopicReqPayload = {
     metadata?: unknown;
 };
 
+export type CtrMetricsOverTimeResponse = {
+    total_ctr: number;
+    points: Array<FloatTimePoint>;
+};
+
 /**
  * A dataset with its complete configuration.
  */
@@ -867,6 +877,22 @@ export type Dataset = {
     deleted: number;
     created_at: Timestamp;
     updated_at: Timestamp;
+};
+
+export type DatasetAnalytics = {
+    total_queries: number;
+    avg_latency: number;
+    p99: number;
+    p95: number;
+    p50: number;
+    /**
+     * The percentage of the searches rated 1 or more, to two decimals.
+     */
+    total_positive_ratings: number;
+    /**
+     * The percentage of the searches rated 0, to two decimals.
+     */
+    total_negative_ratings: number;
 };
 
 export type DatasetAndUsage = {
@@ -1226,6 +1252,15 @@ export type ErrorResponseBody = {
     message: string;
 };
 
+export type EventNameAndCounts = {
+    event_name: string;
+    event_count: number;
+};
+
+export type EventNameAndCountsResponse = {
+    event_names: Array<EventNameAndCounts>;
+};
+
 export type EventReturn = {
     events: Array<WorkerEvent>;
     /**
@@ -1459,6 +1494,21 @@ export type FileWithChunkGroups = {
 };
 
 /**
+ * Bounds on a number.
+ */
+export type FloatRange = {
+    gt?: number | null;
+    gte?: number | null;
+    lt?: number | null;
+    lte?: number | null;
+};
+
+export type FloatTimePoint = {
+    time_stamp: Timestamp;
+    point: number;
+};
+
+/**
  * Multiplies the weight of every token of `phrase` in the chunk's lexical representation by `boost_factor`.
  */
 export type FullTextBoost = {
@@ -1678,6 +1728,11 @@ export type GetTrackingChunksData = {
 };
 
 /**
+ * The width of a graph's buckets.
+ */
+export type Granularity = 'minute' | 'second' | 'hour' | 'day' | 'month';
+
+/**
  * A page of a dataset's groups.
  */
 export type GroupData = {
@@ -1732,6 +1787,15 @@ export type GroupsForChunk = {
 export type HasChunkIdCondition = {
     ids?: Array<string> | null;
     tracking_ids?: Array<string> | null;
+};
+
+export type HeadQueries = {
+    query: string;
+    count: number;
+};
+
+export type HeadQueryResponse = {
+    queries: Array<HeadQueries>;
 };
 
 /**
@@ -1815,6 +1879,11 @@ export type InputImageQuality = 'low' | 'medium' | 'high';
 
 export type InputImageSize = '1024x1024' | '1024x1536' | '1536x1024';
 
+export type IntegerTimePoint = {
+    time_stamp: Timestamp;
+    point: number;
+};
+
 /**
  * An invitation of an email to an organization.
  */
@@ -1856,6 +1925,10 @@ export type InvitationData = {
      * Where the invitee would be sent after signing in; kept for compatibility.
      */
     redirect_uri: string;
+};
+
+export type LatencyGraphResponse = {
+    points: Array<FloatTimePoint>;
 };
 
 /**
@@ -2026,6 +2099,20 @@ export type Plan = {
     updated_at: Timestamp;
 };
 
+export type PopularFilters = {
+    clause: string;
+    field: string;
+    filter_type: string;
+    count: number;
+    common_values: {
+        [key: string]: number;
+    };
+};
+
+export type PopularFiltersResponse = {
+    popular_filters: Array<PopularFilters>;
+};
+
 /**
  * Whether the dataset may be searched without a key, through a public page.
  */
@@ -2160,6 +2247,10 @@ export type PublicPageTheme = 'light' | 'dark';
  */
 export type QdrantSortBy = SortByField | SortBySearchType;
 
+export type QueryCountResponse = {
+    total_queries: Array<SearchTypeCount>;
+};
+
 /**
  * Bounds on the rating a query was given.
  */
@@ -2266,6 +2357,22 @@ export type Range = {
 };
 
 export type RangeCondition = number;
+
+export type RateQueryRequest = {
+    /**
+     * The id of the search rated.
+     */
+    query_id: string;
+    /**
+     * From 0 (bad) to 10; a thumbs up is 1 and a thumbs down 0.
+     */
+    rating: number;
+    note?: string | null;
+    /**
+     * Anything to keep with the rating.
+     */
+    metadata?: unknown;
+};
 
 /**
  * How positive and negative examples are combined; `average_vector` by default.
@@ -2595,6 +2702,244 @@ export type ScrollChunksResponseBody = {
 };
 
 /**
+ * A search analytics request; `type` names the report.
+ */
+export type SearchAnalytics = ({
+    type: 'latency_graph';
+} & SearchAnalyticsLatencyGraph) | ({
+    type: 'search_usage_graph';
+} & SearchAnalyticsSearchUsageGraph) | ({
+    type: 'search_metrics';
+} & SearchAnalyticsSearchMetrics) | ({
+    type: 'head_queries';
+} & SearchAnalyticsHeadQueries) | ({
+    type: 'low_confidence_queries';
+} & SearchAnalyticsLowConfidenceQueries) | ({
+    type: 'no_result_queries';
+} & SearchAnalyticsNoResultQueries) | ({
+    type: 'search_queries';
+} & SearchAnalyticsSearchQueries) | ({
+    type: 'count_queries';
+} & SearchAnalyticsCountQueries) | ({
+    type: 'popular_filters';
+} & SearchAnalyticsPopularFilters) | ({
+    type: 'ctr_metrics_over_time';
+} & SearchAnalyticsCtrMetricsOverTime) | ({
+    type: 'search_conversion_rate';
+} & SearchAnalyticsSearchConversionRate) | ({
+    type: 'searches_per_user';
+} & SearchAnalyticsSearchesPerUser) | ({
+    type: 'search_average_rating';
+} & SearchAnalyticsSearchAverageRating) | ({
+    type: 'event_funnel';
+} & SearchAnalyticsEventFunnel) | ({
+    type: 'search_revenue';
+} & SearchAnalyticsSearchRevenue) | ({
+    type: 'query_details';
+} & SearchAnalyticsQueryDetails);
+
+/**
+ * The number of searches of each search type and method, most first.
+ */
+export type SearchAnalyticsCountQueries = {
+    type: 'count_queries';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * Leave out searches collapsed into a later one (a typing sequence); the service collapses none, so the counts are the same either way.
+     */
+    count_collapsed_queries?: boolean | null;
+};
+
+/**
+ * The click-through rate of each bucket (clicks on results over searches), and its average over the buckets with searches.
+ */
+export type SearchAnalyticsCtrMetricsOverTime = {
+    type: 'ctr_metrics_over_time';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * How many users did each thing, most first: searched (`searched`), sent any event (`all_users`), sent each named event.
+ */
+export type SearchAnalyticsEventFunnel = {
+    type: 'event_funnel';
+    filter?: SearchAnalyticsFilter | null;
+};
+
+/**
+ * Which searches a report counts.
+ */
+export type SearchAnalyticsFilter = {
+    date_range?: DateRange | null;
+    search_method?: SearchMethod | null;
+    search_type?: SearchType | null;
+    query_rating?: QueryRatingRange | null;
+    /**
+     * Only searches sent from this component (`metadata.component_props.componentName` of the search request).
+     */
+    component_name?: string | null;
+    top_score?: FloatRange | null;
+    /**
+     * Only searches whose query contains this text (case-insensitive).
+     */
+    query?: string | null;
+};
+
+/**
+ * The queries searched most often, with how often, most frequent first.
+ */
+export type SearchAnalyticsHeadQueries = {
+    type: 'head_queries';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+/**
+ * The average latency (ms) of the searches of each bucket.
+ */
+export type SearchAnalyticsLatencyGraph = {
+    type: 'latency_graph';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * Searches by their top score, lowest first; with `threshold`, only those scoring below it.
+ */
+export type SearchAnalyticsLowConfidenceQueries = {
+    type: 'low_confidence_queries';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    /**
+     * Only searches whose top score is below this.
+     */
+    threshold?: number | null;
+};
+
+/**
+ * Searches that found nothing, newest first.
+ */
+export type SearchAnalyticsNoResultQueries = {
+    type: 'no_result_queries';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+/**
+ * The filter conditions searches used most (ten at most), per clause (`must`, `should`, `must_not`), field and kind of condition, with how many conditions and their ten most common values, each with how often it was used (each value of a `match_any` or `match_all` list counts apart).
+ */
+export type SearchAnalyticsPopularFilters = {
+    type: 'popular_filters';
+    filter?: SearchAnalyticsFilter | null;
+};
+
+/**
+ * One search of the dataset, by its id.
+ */
+export type SearchAnalyticsQueryDetails = {
+    type: 'query_details';
+    /**
+     * The search's id, as its answer gave it.
+     */
+    request_id: string;
+};
+
+/**
+ * The report named by the request's `type`.
+ */
+export type SearchAnalyticsResponse = LatencyGraphResponse | SearchUsageGraphResponse | DatasetAnalytics | HeadQueryResponse | SearchQueryResponse | QueryCountResponse | SearchQueryEvent | PopularFiltersResponse | CtrMetricsOverTimeResponse | SearchConversionRateResponse | SearchesPerUserResponse | SearchAverageRatingResponse | EventNameAndCountsResponse | SearchRevenueResponse;
+
+/**
+ * The average rating of the rated searches of each bucket, and its average over the buckets with ratings.
+ */
+export type SearchAnalyticsSearchAverageRating = {
+    type: 'search_average_rating';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The conversion rate of each bucket (conversion events of searches over searches), and over the whole range.
+ */
+export type SearchAnalyticsSearchConversionRate = {
+    type: 'search_conversion_rate';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The average number of searches per user in each bucket (searches without a user id count as one user), and its average over the buckets with searches.
+ */
+export type SearchAnalyticsSearchesPerUser = {
+    type: 'searches_per_user';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The number of searches, their average latency and its 50th, 95th and 99th percentiles (ms, estimated from a histogram of buckets 12 % wide), and the percentages of searches rated positive (1 or more) and negative (0).
+ */
+export type SearchAnalyticsSearchMetrics = {
+    type: 'search_metrics';
+    filter?: SearchAnalyticsFilter | null;
+};
+
+/**
+ * Searches, sorted by `sort_by` (default `created_at`) in `sort_order` (default `desc`).
+ */
+export type SearchAnalyticsSearchQueries = {
+    type: 'search_queries';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * Only searches whose results were clicked (true) or not (false).
+     */
+    has_clicks?: boolean | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    sort_by?: SearchSortBy | null;
+    sort_order?: SortOrder | null;
+};
+
+/**
+ * The revenue of purchases in each bucket (attributed to a search with `direct`, not attributed to one otherwise), and its average over the buckets.
+ */
+export type SearchAnalyticsSearchRevenue = {
+    type: 'search_revenue';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+    /**
+     * Purchases attributed to a search (true), or the others (false, the default).
+     */
+    direct?: boolean | null;
+};
+
+/**
+ * The number of searches of each bucket, and their total.
+ */
+export type SearchAnalyticsSearchUsageGraph = {
+    type: 'search_usage_graph';
+    filter?: SearchAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+export type SearchAverageRatingResponse = {
+    avg_search_rating: number;
+    points: Array<FloatTimePoint>;
+};
+
+/**
  * Results in the V1 shape.
  */
 export type SearchChunkQueryResponseBody = {
@@ -2648,6 +2993,16 @@ export type SearchChunksReqPayload = {
      * Count the matching chunks to fill in the total number of pages.
      */
     get_total_pages?: boolean | null;
+};
+
+export type SearchConversionRateResponse = {
+    conversion_rate: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type SearchesPerUserResponse = {
+    avg_searches_per_user: number;
+    points: Array<FloatTimePoint>;
 };
 
 /**
@@ -2753,10 +3108,44 @@ export type SearchOverGroupsResults = {
     file_id?: string | null;
 };
 
+/**
+ * One recorded search.
+ */
+export type SearchQueryEvent = {
+    id: string;
+    search_type: ClickhouseSearchTypes;
+    query: string;
+    /**
+     * The search request, without its query.
+     */
+    request_params: unknown;
+    /**
+     * Milliseconds from the request to the answer.
+     */
+    latency: number;
+    top_score: number;
+    /**
+     * The chunks found, best first (`id`, `tracking_id`, `link`, `metadata`, `chunk_html`); a chunk deleted since is only its `id`.
+     */
+    results: Array<unknown>;
+    dataset_id: string;
+    created_at: Timestamp;
+    user_id: string;
+    /**
+     * The `metadata` the search request carried.
+     */
+    metadata?: unknown;
+    query_rating?: SearchQueryRating | null;
+};
+
 export type SearchQueryRating = {
     rating: number;
     note?: string | null;
     metadata?: unknown;
+};
+
+export type SearchQueryResponse = {
+    queries: Array<SearchQueryEvent>;
 };
 
 /**
@@ -2776,6 +3165,29 @@ export type SearchResponseBody = {
  * The V2 shape, or the V1 shape (the default), as `X-API-Version` asks.
  */
 export type SearchResponseTypes = SearchResponseBody | SearchChunkQueryResponseBody;
+
+export type SearchRevenueResponse = {
+    avg_revenue: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type SearchSortBy = 'created_at' | 'latency' | 'top_score';
+
+/**
+ * The kind of search.
+ */
+export type SearchType = 'search' | 'autocomplete' | 'search_over_groups' | 'search_within_groups';
+
+export type SearchTypeCount = {
+    search_type: string;
+    search_method: string;
+    search_count: number;
+};
+
+export type SearchUsageGraphResponse = {
+    total_searches: number;
+    points: Array<IntegerTimePoint>;
+};
 
 /**
  * A chunk search restricted to one group, named by `group_id` or `group_tracking_id`.
@@ -3590,6 +4002,108 @@ export type GetRagAnalyticsResponses = {
 };
 
 export type GetRagAnalyticsResponse = GetRagAnalyticsResponses[keyof GetRagAnalyticsResponses];
+
+export type GetSearchAnalyticsData = {
+    body: SearchAnalytics;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/search';
+};
+
+export type GetSearchAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetSearchAnalyticsError = GetSearchAnalyticsErrors[keyof GetSearchAnalyticsErrors];
+
+export type GetSearchAnalyticsResponses = {
+    /**
+     * The report named by `type`.
+     */
+    200: SearchAnalyticsResponse;
+};
+
+export type GetSearchAnalyticsResponse = GetSearchAnalyticsResponses[keyof GetSearchAnalyticsResponses];
+
+export type SetSearchQueryRatingData = {
+    body: RateQueryRequest;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/search';
+};
+
+export type SetSearchQueryRatingErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type SetSearchQueryRatingError = SetSearchQueryRatingErrors[keyof SetSearchQueryRatingErrors];
+
+export type SetSearchQueryRatingResponses = {
+    /**
+     * The search is rated.
+     */
+    204: void;
+};
+
+export type SetSearchQueryRatingResponse = SetSearchQueryRatingResponses[keyof SetSearchQueryRatingResponses];
 
 export type CreateApiOnlyUserData = {
     body: CreateApiUserBody;
