@@ -2,6 +2,7 @@
 // contract is called with organization B's owner key against organization A's data, once with A's
 // scoping headers and once with B's own headers but A's ids in the path, and must be refused.
 // Afterwards A's data is exactly as it was.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../generated/handlers.js';
 import { seedChunk, seedDataset, seedFile, seedGroup } from '../support/seed.js';
@@ -55,6 +56,18 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
     .returning('id');
   target.experiment_id = experiment.id;
   await db('experiment_user_assignments').insert({ experiment_id: experiment.id, dataset_id: dataset.id, user_id: `${name}-user`, treatment_name: 't1' });
+  const [search] = await db('search_queries')
+    .insert({
+      id: randomUUID(),
+      dataset_id: dataset.id,
+      search_type: 'hybrid',
+      query: 'hello',
+      request_params: { search_type: 'hybrid' },
+      latency_ms: 5,
+      results: [],
+    })
+    .returning('id');
+  target.search_id = search.id;
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
@@ -85,6 +98,7 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     crawls: await db('crawl_requests').whereIn('dataset_id', ids).orderBy('id'),
     experiments: await db('experiments').whereIn('dataset_id', ids).orderBy('id'),
     experiment_user_assignments: await db('experiment_user_assignments').whereIn('dataset_id', ids).orderBy('id'),
+    search_queries: await db('search_queries').whereIn('dataset_id', ids).orderBy('id'),
   };
   for (const [table, column] of [
     ['user_organizations', 'organization_id'],
@@ -114,6 +128,8 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     add_chunk_to_group: { chunk_id: ids.chunk_id },
     add_chunk_to_group_by_tracking_id: { chunk_id: ids.chunk_id },
     get_rag_analytics: { type: 'rag_queries' },
+    get_search_analytics: { type: 'query_details', request_id: ids.search_id },
+    set_search_query_rating: { query_id: ids.search_id, rating: 1 },
     create_organization_api_key: { name: 'intruder', role: 0 },
     update_organization: { name: 'renamed' },
     update_user: { role: 0 },
@@ -182,7 +198,7 @@ describe("a foreign organization's owner key is refused on every route", () => {
   );
 
   // Operations that address a record of A by an id in the body (bodyFor puts A's there).
-  const addressedByBody = new Set(['update_experiment', 'ab_test']);
+  const addressedByBody = new Set(['update_experiment', 'ab_test', 'get_search_analytics', 'set_search_query_rating']);
   it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);
     const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, b), {
