@@ -1,8 +1,8 @@
 // RAG analytics: reports over the dataset's recorded RAG queries.
 import type { Knex } from 'knex';
 import type * as T from '../../generated/client/types.gen.js';
-import { badRequest } from '../errors.js';
 import { timestamp } from '../format.js';
+import { dateBounds } from './dateRange.js';
 
 const PAGE_SIZE = 10;
 
@@ -32,7 +32,9 @@ export async function ragQueries(db: Knex, datasetId: string, request: T.RagAnal
   if (filter?.component_name != null) query.where('component_name', filter.component_name);
   if (filter?.rag_type != null) query.where('rag_type', filter.rag_type);
   if (filter?.query != null) query.whereILike('user_message', `%${escapeLike(filter.query)}%`);
-  applyBounds(query, 'created_at', filter?.date_range, (v, bound) => parseInstant(v, `filter.date_range.${bound}`));
+  const { from, to } = dateBounds(filter?.date_range, 'filter.date_range');
+  if (from) query.where('created_at', from.inclusive ? '>=' : '>', from.value);
+  if (to) query.where('created_at', to.inclusive ? '<=' : '<', to.value);
   applyBounds(query, 'query_rating', filter?.query_rating, (v) => v);
   if (request.has_clicks != null) query.where('has_clicks', request.has_clicks);
 
@@ -55,14 +57,6 @@ function applyBounds<V, S>(query: Knex.QueryBuilder, column: string, bounds: Bou
     const value = bounds?.[bound as keyof typeof operators];
     if (value != null) query.where(column, operator, convert(value, bound) as never);
   }
-}
-
-/** Accepts `YYYY-MM-DD HH:MM:SS.mmm` or any prefix of it, or ISO 8601; zone-less values are UTC. */
-function parseInstant(value: string, field: string): Date {
-  const trimmed = value.trim().replace(' ', 'T');
-  const date = new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed) || !trimmed.includes('T') ? trimmed : `${trimmed}Z`);
-  if (Number.isNaN(date.getTime())) throw badRequest(`${field}: ${value} is not a timestamp (YYYY-MM-DD HH:MM:SS.mmm)`);
-  return date;
 }
 
 function escapeLike(text: string): string {

@@ -329,5 +329,7 @@ describe('POST /api/analytics/rag (rag_queries)', () => {
     expect((await call({ type: 'no_such_report' })).status).toBe(400);
     expect((await call({ type: 'rag_queries', sort_by: 'nope' })).status).toBe(400);
     expect((await call({ type: 'rag_queries', filter: { date_range: { gt: 'yesterday-ish' } } })).status).toBe(400);
+    const reversed = await call({ type: 'rag_queries', filter: { date_range: { gte: '2026-02-01', lt: '2026-01-01' } } });
+    expect([reversed.status, reversed.body.message]).toEqual([400, expect.stringMatching(/filter\.date_range: the range starts .* after it ends/)]);
   });
 });
