@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
+import { DEFAULT_REPEATS, DEFAULT_SEARCHES, formatAnalytics, runAnalytics } from './analytics.js';
 import { formatEmbeddings, runEmbeddings } from './embeddings.js';
 import { formatFiles, runFiles } from './files.js';
 import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
@@ -20,7 +21,7 @@ import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
-  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings, rag, crawl
+  --suite <names>        suites to run, comma-separated (default: all): ingest, relevance, search, files, files-ingest, load, embeddings, rag, crawl, analytics
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
@@ -56,6 +57,10 @@ const USAGE = `usage: npm run bench -- [options]
   files-ingest:
   --text-mib <n>         size of the text corpus, in MiB (default 8)
   --pdf-pages <n>        pages of the PDF corpus (default 200)
+
+  analytics:
+  --searches <n>         searches recorded in the dataset, written straight into the table (default ${DEFAULT_SEARCHES})
+  --repeats <n>          requests per report and scenario (default ${DEFAULT_REPEATS})
 
   load:
   --clients <n>          concurrent keep-alive clients (default ${DEFAULT_LOAD.clients})
@@ -96,6 +101,8 @@ async function main(): Promise<number> {
       'warmup-seconds': { type: 'string', default: String(DEFAULT_LOAD.warmupSeconds) },
       'write-share': { type: 'string', default: String(DEFAULT_LOAD.writeShare) },
       'idle-share': { type: 'string', default: String(DEFAULT_LOAD.idleShare) },
+      searches: { type: 'string', default: String(DEFAULT_SEARCHES) },
+      repeats: { type: 'string', default: String(DEFAULT_REPEATS) },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -172,6 +179,13 @@ async function main(): Promise<number> {
           log,
         );
         return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };
+      },
+    },
+    analytics: {
+      run: async (modeEnv, log) => {
+        const options = { searches: int('searches', values.searches, 1), repeats: int('repeats', values.repeats, 1), seed: int('seed', values.seed) };
+        const result = await runAnalytics(modeEnv, options, log);
+        return { json: result as unknown as Record<string, unknown>, text: formatAnalytics(modeEnv.mode, result) };
       },
     },
     files: {
