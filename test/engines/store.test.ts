@@ -65,6 +65,7 @@ describe(`store (${mode})`, () => {
       '027_pagefind_indexes',
       '028_experiments',
       '029_search_analytics',
+      '030_analytics_events',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

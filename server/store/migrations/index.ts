@@ -29,6 +29,7 @@ import * as m026 from './026_public_page_keys.js';
 import * as m027 from './027_pagefind_indexes.js';
 import * as m028 from './028_experiments.js';
 import * as m029 from './029_search_analytics.js';
+import * as m030 from './030_analytics_events.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '027_pagefind_indexes': m027,
   '028_experiments': m028,
   '029_search_analytics': m029,
+  '030_analytics_events': m030,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
