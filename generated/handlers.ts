@@ -49,6 +49,7 @@ export type EditImageHandler = (ctx: DatasetContext<T.EditImageData>) => Promise
 export type EditMessageHandler = (ctx: DatasetContext<T.EditMessageData>) => Promise<Reply<T.EditMessageResponses, 200>>;
 export type GenerateMessageCompletionsHandler = (ctx: DatasetContext<T.GenerateMessageCompletionsData>) => Promise<Reply<T.GenerateMessageCompletionsResponses, 200>>;
 export type GenerateOffChunksHandler = (ctx: DatasetContext<T.GenerateOffChunksData>) => Promise<Reply<T.GenerateOffChunksResponses, 200>>;
+export type GetAllEventsHandler = (ctx: DatasetContext<T.GetAllEventsData>) => Promise<Reply<T.GetAllEventsResponses, 200>>;
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
 export type GetAllTopicMessagesHandler = (ctx: DatasetContext<T.GetAllTopicMessagesData>) => Promise<Reply<T.GetAllTopicMessagesResponses, 200>>;
 export type GetAllTopicsForOwnerIdHandler = (ctx: DatasetContext<T.GetAllTopicsForOwnerIdData>) => Promise<Reply<T.GetAllTopicsForOwnerIdResponses, 200>>;
@@ -59,12 +60,15 @@ export type GetChunksByIdsHandler = (ctx: DatasetContext<T.GetChunksByIdsData>) 
 export type GetChunksByTrackingIdsHandler = (ctx: DatasetContext<T.GetChunksByTrackingIdsData>) => Promise<Reply<T.GetChunksByTrackingIdsResponses, 200>>;
 export type GetChunksInGroupHandler = (ctx: DatasetContext<T.GetChunksInGroupData>) => Promise<Reply<T.GetChunksInGroupResponses, 200>>;
 export type GetChunksInGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetChunksInGroupByTrackingIdData>) => Promise<Reply<T.GetChunksInGroupByTrackingIdResponses, 200>>;
+export type GetComponentAnalyticsHandler = (ctx: DatasetContext<T.GetComponentAnalyticsData>) => Promise<Reply<T.GetComponentAnalyticsResponses, 200>>;
 export type GetCrawlRequestsForDatasetHandler = (ctx: DatasetContext<T.GetCrawlRequestsForDatasetData>) => Promise<Reply<T.GetCrawlRequestsForDatasetResponses, 200>>;
+export type GetCtrAnalyticsHandler = (ctx: DatasetContext<T.GetCtrAnalyticsData>) => Promise<Reply<T.GetCtrAnalyticsResponses, 200>>;
 export type GetDatasetHandler = (ctx: DatasetContext<T.GetDatasetData>) => Promise<Reply<T.GetDatasetResponses, 200>>;
 export type GetDatasetByTrackingIdHandler = (ctx: OrganizationContext<T.GetDatasetByTrackingIdData>) => Promise<Reply<T.GetDatasetByTrackingIdResponses, 200>>;
 export type GetDatasetFilesAndGroupIdsHandlerHandler = (ctx: DatasetContext<T.GetDatasetFilesAndGroupIdsHandlerData>) => Promise<Reply<T.GetDatasetFilesAndGroupIdsHandlerResponses, 200>>;
 export type GetDatasetQueueLengthsHandler = (ctx: DatasetContext<T.GetDatasetQueueLengthsData>) => Promise<Reply<T.GetDatasetQueueLengthsResponses, 200>>;
 export type GetDatasetsFromOrganizationHandler = (ctx: OrganizationContext<T.GetDatasetsFromOrganizationData>) => Promise<Reply<T.GetDatasetsFromOrganizationResponses, 200>>;
+export type GetEventByIdHandler = (ctx: DatasetContext<T.GetEventByIdData>) => Promise<Reply<T.GetEventByIdResponses, 200>>;
 export type GetEventsHandler = (ctx: DatasetContext<T.GetEventsData>) => Promise<Reply<T.GetEventsResponses, 200>>;
 export type GetExperimentHandler = (ctx: DatasetContext<T.GetExperimentData>) => Promise<Reply<T.GetExperimentResponses, 200>>;
 export type GetExperimentsHandler = (ctx: DatasetContext<T.GetExperimentsData>) => Promise<Reply<T.GetExperimentsResponses, 200>>;
@@ -101,6 +105,8 @@ export type ScrollDatasetChunksHandler = (ctx: DatasetContext<T.ScrollDatasetChu
 export type SearchChunksHandler = (ctx: DatasetContext<T.SearchChunksData>) => Promise<Reply<T.SearchChunksResponses, 200>>;
 export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsData>) => Promise<Reply<T.SearchOverGroupsResponses, 200>>;
 export type SearchWithinGroupHandler = (ctx: DatasetContext<T.SearchWithinGroupData>) => Promise<Reply<T.SearchWithinGroupResponses, 200>>;
+export type SendCtrDataHandler = (ctx: DatasetContext<T.SendCtrDataData>) => Promise<Reply<T.SendCtrDataResponses, 204>>;
+export type SendEventDataHandler = (ctx: DatasetContext<T.SendEventDataData>) => Promise<Reply<T.SendEventDataResponses, 204>>;
 export type SetSearchQueryRatingHandler = (ctx: DatasetContext<T.SetSearchQueryRatingData>) => Promise<Reply<T.SetSearchQueryRatingResponses, 204>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type TranscribeAudioHandler = (ctx: DatasetContext<T.TranscribeAudioData>) => Promise<Reply<T.TranscribeAudioResponses, 200>>;
@@ -161,6 +167,7 @@ export interface Handlers {
   edit_message: EditMessageHandler;
   generate_message_completions: GenerateMessageCompletionsHandler;
   generate_off_chunks: GenerateOffChunksHandler;
+  get_all_events: GetAllEventsHandler;
   get_all_tags: GetAllTagsHandler;
   get_all_topic_messages: GetAllTopicMessagesHandler;
   get_all_topics_for_owner_id: GetAllTopicsForOwnerIdHandler;
@@ -171,12 +178,15 @@ export interface Handlers {
   get_chunks_by_tracking_ids: GetChunksByTrackingIdsHandler;
   get_chunks_in_group: GetChunksInGroupHandler;
   get_chunks_in_group_by_tracking_id: GetChunksInGroupByTrackingIdHandler;
+  get_component_analytics: GetComponentAnalyticsHandler;
   get_crawl_requests_for_dataset: GetCrawlRequestsForDatasetHandler;
+  get_ctr_analytics: GetCtrAnalyticsHandler;
   get_dataset: GetDatasetHandler;
   get_dataset_by_tracking_id: GetDatasetByTrackingIdHandler;
   get_dataset_files_and_group_ids_handler: GetDatasetFilesAndGroupIdsHandlerHandler;
   get_dataset_queue_lengths: GetDatasetQueueLengthsHandler;
   get_datasets_from_organization: GetDatasetsFromOrganizationHandler;
+  get_event_by_id: GetEventByIdHandler;
   get_events: GetEventsHandler;
   get_experiment: GetExperimentHandler;
   get_experiments: GetExperimentsHandler;
@@ -213,6 +223,8 @@ export interface Handlers {
   search_chunks: SearchChunksHandler;
   search_over_groups: SearchOverGroupsHandler;
   search_within_group: SearchWithinGroupHandler;
+  send_ctr_data: SendCtrDataHandler;
+  send_event_data: SendEventDataHandler;
   set_search_query_rating: SetSearchQueryRatingHandler;
   split_html_content: SplitHtmlContentHandler;
   transcribe_audio: TranscribeAudioHandler;
@@ -274,6 +286,7 @@ export const operations = {
   edit_message: { method: 'put', path: '/api/message', role: 1, scope: 'dataset' },
   generate_message_completions: { method: 'post', path: '/api/message/generate_message_completions', role: 1, scope: 'dataset' },
   generate_off_chunks: { method: 'post', path: '/api/chunk/generate', role: 0, scope: 'dataset' },
+  get_all_events: { method: 'post', path: '/api/analytics/events/all', role: 1, scope: 'dataset' },
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
   get_all_topic_messages: { method: 'get', path: '/api/messages/{messages_topic_id}', role: 0, scope: 'dataset' },
   get_all_topics_for_owner_id: { method: 'get', path: '/api/topic/owner/{owner_id}', role: 1, scope: 'dataset' },
@@ -284,12 +297,15 @@ export const operations = {
   get_chunks_by_tracking_ids: { method: 'post', path: '/api/chunks/tracking', role: 0, scope: 'dataset' },
   get_chunks_in_group: { method: 'get', path: '/api/chunk_group/{group_id}/{page}', role: 0, scope: 'dataset' },
   get_chunks_in_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{group_tracking_id}/{page}', role: 0, scope: 'dataset' },
+  get_component_analytics: { method: 'post', path: '/api/analytics/events/component', role: 1, scope: 'dataset' },
   get_crawl_requests_for_dataset: { method: 'get', path: '/api/crawl', role: 1, scope: 'dataset' },
+  get_ctr_analytics: { method: 'post', path: '/api/analytics/events/ctr', role: 1, scope: 'dataset' },
   get_dataset: { method: 'get', path: '/api/dataset/{dataset_id}', role: 1, scope: 'dataset' },
   get_dataset_by_tracking_id: { method: 'get', path: '/api/dataset/tracking_id/{tracking_id}', role: 1, scope: 'organization' },
   get_dataset_files_and_group_ids_handler: { method: 'get', path: '/api/dataset/files/{dataset_id}/{page}', role: 0, scope: 'dataset' },
   get_dataset_queue_lengths: { method: 'get', path: '/api/dataset/get_dataset_queue_lengths', role: 0, scope: 'dataset' },
   get_datasets_from_organization: { method: 'get', path: '/api/dataset/organization/{organization_id}', role: 1, scope: 'organization' },
+  get_event_by_id: { method: 'get', path: '/api/analytics/events/{event_id}', role: 1, scope: 'dataset' },
   get_events: { method: 'post', path: '/api/dataset/events', role: 0, scope: 'dataset' },
   get_experiment: { method: 'get', path: '/api/experiment/{experiment_id}', role: 2, scope: 'dataset' },
   get_experiments: { method: 'get', path: '/api/experiment', role: 2, scope: 'dataset' },
@@ -326,6 +342,8 @@ export const operations = {
   search_chunks: { method: 'post', path: '/api/chunk/search', role: 0, scope: 'dataset' },
   search_over_groups: { method: 'post', path: '/api/chunk_group/group_oriented_search', role: 0, scope: 'dataset' },
   search_within_group: { method: 'post', path: '/api/chunk_group/search', role: 0, scope: 'dataset' },
+  send_ctr_data: { method: 'put', path: '/api/analytics/ctr', role: 1, scope: 'dataset' },
+  send_event_data: { method: 'put', path: '/api/analytics/events', role: 1, scope: 'dataset' },
   set_search_query_rating: { method: 'put', path: '/api/analytics/search', role: 1, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   transcribe_audio: { method: 'post', path: '/api/message/transcribe_audio', role: 1, scope: 'dataset' },

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../generated/handlers.js';
-import { seedChunk, seedDataset, seedFile, seedGroup } from '../support/seed.js';
+import { seedChunk, seedDataset, seedFile, seedGroup, seedRagQuery } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -39,6 +39,11 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
   target.chunk_id = await seedChunk(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.group_id = await seedGroup(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.file_id = await seedFile(db, dataset.id);
+  target.rag_query_id = await seedRagQuery(db, dataset.id);
+  const [event] = await db('analytics_events')
+    .insert({ id: randomUUID(), dataset_id: dataset.id, event_type: 'view', event_name: 'view', items: [], is_conversion: false })
+    .returning('id');
+  target.event_id = event.id;
   const [topic] = await db('topics')
     .insert({ dataset_id: dataset.id, owner_id: `${name}-owner`, name: 'Topic' })
     .returning('id');
@@ -78,6 +83,7 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
 
 /** A's rows, to prove nothing of A changed. */
 async function snapshotOf(organizationId: string): Promise<unknown> {
+  await service.services.deferred.flush(); // analytics rows are written after the answer
   const db = service.services.store.db;
   const datasets = await db('datasets').where({ organization_id: organizationId }).orderBy('id');
   const ids = datasets.map((d) => d.id);
@@ -96,6 +102,8 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     topics: await db('topics').whereIn('dataset_id', ids).orderBy('id'),
     messages: await db('messages').whereIn('dataset_id', ids).orderBy('id'),
     crawls: await db('crawl_requests').whereIn('dataset_id', ids).orderBy('id'),
+    rag_queries: await db('rag_queries').whereIn('dataset_id', ids).orderBy('id'),
+    analytics_events: await db('analytics_events').whereIn('dataset_id', ids).orderBy('id'),
     experiments: await db('experiments').whereIn('dataset_id', ids).orderBy('id'),
     experiment_user_assignments: await db('experiment_user_assignments').whereIn('dataset_id', ids).orderBy('id'),
     search_queries: await db('search_queries').whereIn('dataset_id', ids).orderBy('id'),
@@ -128,6 +136,10 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     add_chunk_to_group: { chunk_id: ids.chunk_id },
     add_chunk_to_group_by_tracking_id: { chunk_id: ids.chunk_id },
     get_rag_analytics: { type: 'rag_queries' },
+    send_event_data: { event_type: 'view', event_name: 'intruder', items: [], request: { request_id: ids.rag_query_id, request_type: 'rag' } },
+    send_ctr_data: { request_id: ids.rag_query_id, ctr_type: 'rag', position: 0, clicked_chunk_id: ids.chunk_id },
+    get_ctr_analytics: { type: 'search_ctr_metrics' },
+    get_component_analytics: { type: 'component_names' },
     get_search_analytics: { type: 'query_details', request_id: ids.search_id },
     set_search_query_rating: { query_id: ids.search_id, rating: 1 },
     create_organization_api_key: { name: 'intruder', role: 0 },
@@ -198,7 +210,7 @@ describe("a foreign organization's owner key is refused on every route", () => {
   );
 
   // Operations that address a record of A by an id in the body (bodyFor puts A's there).
-  const addressedByBody = new Set(['update_experiment', 'ab_test', 'get_search_analytics', 'set_search_query_rating']);
+  const addressedByBody = new Set(['update_experiment', 'ab_test', 'send_event_data', 'send_ctr_data', 'get_search_analytics', 'set_search_query_rating']);
   it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);
     const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, b), {

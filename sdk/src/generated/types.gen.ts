@@ -244,6 +244,11 @@ export type ChunkMetadataStringTagSet = ChunkRecordFields & {
  */
 export type ChunkMetadataTypes = SlimChunkMetadata | ChunkMetadataStringTagSet | ContentChunkMetadata;
 
+export type ChunkMetadataWithPosition = {
+    chunk: ChunkMetadata;
+    position: number;
+};
+
 /**
  * A recommended chunk in the V1 shape (`tag_set` as comma-separated text) with its score.
  */
@@ -384,6 +389,11 @@ export type ChunkReqPayloadMappings = Array<ChunkReqPayloadMapping>;
  */
 export type ChunkReturnTypes = ChunkMetadata | ChunkMetadataStringTagSet;
 
+export type ChunkWithPosition = {
+    chunk_id: string;
+    position: number;
+};
+
 /**
  * The kind of a recorded search (a search within a group is a `search`, the search of a RAG call `rag`).
  */
@@ -415,6 +425,71 @@ export type CloneTopicReqPayload = {
      * The copy's name; the copied topic's name when missing or blank.
      */
     name?: string | null;
+};
+
+/**
+ * A component report request; `type` names the report.
+ */
+export type ComponentAnalytics = ComponentTotalUniqueUsersRequest | ComponentTopPagesRequest | ComponentTopComponentsRequest | ComponentNamesRequest | ComponentInteractionTimeRequest;
+
+export type ComponentAnalyticsFilter = {
+    date_range?: DateRange | null;
+    component_name?: string | null;
+};
+
+/**
+ * The report named by the request's `type`.
+ */
+export type ComponentAnalyticsResponse = TotalUniqueUsersResponse | TopPagesResponse | TopComponentsResponse | ComponentNamesResponse | ComponentInteractionTimeResponse;
+
+export type ComponentInteractionTimeRequest = {
+    type: 'component_interaction_time';
+    filter?: ComponentAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+export type ComponentInteractionTimeResponse = {
+    /**
+     * Seconds.
+     */
+    avg_interaction_time: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type ComponentNamesRequest = {
+    type: 'component_names';
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type ComponentNamesResponse = {
+    component_names: Array<string>;
+};
+
+export type ComponentTopComponentsRequest = {
+    type: 'top_components';
+    filter?: ComponentAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type ComponentTopPagesRequest = {
+    type: 'top_pages';
+    filter?: ComponentAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type ComponentTotalUniqueUsersRequest = {
+    type: 'total_unique_users';
+    filter?: ComponentAnalyticsFilter | null;
+    granularity?: Granularity | null;
 };
 
 export type ConditionType = FieldCondition | HasChunkIdCondition;
@@ -854,10 +929,105 @@ export type CreateTopicReqPayload = {
     metadata?: unknown;
 };
 
+/**
+ * A CTR report request; `type` names the report.
+ */
+export type CtrAnalytics = CtrSearchMetricsRequest | CtrSearchesWithClicksRequest | CtrSearchesWithoutClicksRequest | CtrRecommendationMetricsRequest | CtrRecommendationsWithClicksRequest | CtrRecommendationsWithoutClicksRequest;
+
+/**
+ * The report named by the request's `type`.
+ */
+export type CtrAnalyticsResponse = SearchCtrMetrics | CtrSearchQueryWithClicksResponse | CtrSearchQueryWithoutClicksResponse | RecommendationCtrMetrics | CtrRecommendationsWithClicksResponse | CtrRecommendationsWithoutClicksResponse;
+
+export type CtrDataRequestBody = {
+    /**
+     * The id of the search, RAG call or recommendation, as the operation answered it.
+     */
+    request_id: string;
+    ctr_type: CtrType;
+    /**
+     * The position of the clicked result.
+     */
+    position: number;
+    clicked_chunk_id?: string | null;
+    clicked_chunk_tracking_id?: string | null;
+    /**
+     * Anything to keep with the click.
+     */
+    metadata?: unknown;
+};
+
 export type CtrMetricsOverTimeResponse = {
     total_ctr: number;
     points: Array<FloatTimePoint>;
 };
+
+export type CtrRecommendationMetricsRequest = {
+    type: 'recommendation_ctr_metrics';
+    filter?: RecommendationAnalyticsFilter | null;
+};
+
+export type CtrRecommendationsWithClicksRequest = {
+    type: 'recommendations_with_clicks';
+    filter?: RecommendationAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type CtrRecommendationsWithClicksResponse = {
+    recommendations: Array<RecommendationsWithClicksCtrResponse>;
+};
+
+export type CtrRecommendationsWithoutClicksRequest = {
+    type: 'recommendations_without_clicks';
+    filter?: RecommendationAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type CtrRecommendationsWithoutClicksResponse = {
+    recommendations: Array<RecommendationsWithoutClicksCtrResponse>;
+};
+
+export type CtrSearchesWithClicksRequest = {
+    type: 'searches_with_clicks';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type CtrSearchesWithoutClicksRequest = {
+    type: 'searches_without_clicks';
+    filter?: SearchAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type CtrSearchMetricsRequest = {
+    type: 'search_ctr_metrics';
+    filter?: SearchAnalyticsFilter | null;
+};
+
+export type CtrSearchQueryWithClicksResponse = {
+    queries: Array<SearchQueriesWithClicksCtrResponse>;
+};
+
+export type CtrSearchQueryWithoutClicksResponse = {
+    queries: Array<SearchQueriesWithoutClicksCtrResponse>;
+};
+
+/**
+ * What kind of request a click or event is about.
+ */
+export type CtrType = 'search' | 'rag' | 'recommendation';
 
 /**
  * A dataset with its complete configuration.
@@ -1252,6 +1422,39 @@ export type ErrorResponseBody = {
     message: string;
 };
 
+export type EventAnalyticsFilter = {
+    date_range?: DateRange | null;
+    event_type?: EventTypesFilter | null;
+    is_conversion?: boolean | null;
+    /**
+     * `path = value`: a dotted path into the metadata and a JSON value.
+     */
+    metadata_filter?: string | null;
+    user_id?: string | null;
+};
+
+/**
+ * A recorded event.
+ */
+export type EventData = {
+    id: string;
+    dataset_id: string;
+    event_type: string;
+    event_name: string;
+    /**
+     * Items viewed or added to a cart, or the JSON text of each purchased item or of the clicked chunk and its position.
+     */
+    items: Array<string>;
+    is_conversion: boolean;
+    metadata: unknown;
+    request_id: string | null;
+    request_type: string | null;
+    user_id: string | null;
+    location: string | null;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
 export type EventNameAndCounts = {
     event_name: string;
     event_count: number;
@@ -1259,6 +1462,15 @@ export type EventNameAndCounts = {
 
 export type EventNameAndCountsResponse = {
     event_names: Array<EventNameAndCounts>;
+};
+
+/**
+ * A rating of a search or RAG call, from 0 (bad) to 10; a thumbs up is 1 and a thumbs down 0.
+ */
+export type EventQueryRating = {
+    rating: number;
+    note?: string | null;
+    metadata?: unknown;
 };
 
 export type EventReturn = {
@@ -1277,6 +1489,211 @@ export type EventReturn = {
  * A kind of dataset event.
  */
 export type EventTypeRequest = 'file_uploaded' | 'file_upload_failed' | 'chunks_uploaded' | 'chunk_action_failed' | 'chunk_updated' | 'bulk_chunks_deleted' | 'chunk_update_failed' | 'dataset_delete_failed' | 'qdrant_upload_failed' | 'bulk_chunk_upload_failed' | 'group_chunks_updated' | 'group_chunks_action_failed' | 'crawl_completed' | 'crawl_failed' | 'crawl_started' | 'csv_jsonl_processing_failed' | 'csv_jsonl_processing_checkpoint' | 'csv_jsonl_processing_completed' | 'video_uploaded' | 'pagefind_indexing_started' | 'pagefind_indexing_finished' | 'etl_started' | 'etl_completed' | 'etl_failed';
+
+/**
+ * An event; `event_type` names its kind.
+ */
+export type EventTypes = EventTypesView | EventTypesAddToCart | EventTypesClick | EventTypesPurchase | EventTypesFilterClicked | EventTypesSearch | EventTypesRag | EventTypesRecommendation;
+
+/**
+ * A user added items to a cart.
+ */
+export type EventTypesAddToCart = {
+    event_type: 'add_to_cart';
+    /**
+     * What the client calls the event.
+     */
+    event_name: string;
+    request?: RequestInfo | null;
+    /**
+     * The page the event happened on.
+     */
+    location?: string | null;
+    /**
+     * Anything to keep with the event (a JSON value).
+     */
+    metadata?: unknown;
+    user_id?: string | null;
+    /**
+     * Whether the event counts as a conversion (default true).
+     */
+    is_conversion?: boolean | null;
+    items: Array<string>;
+};
+
+/**
+ * A user clicked a result.
+ */
+export type EventTypesClick = {
+    event_type: 'click';
+    /**
+     * What the client calls the event.
+     */
+    event_name: string;
+    request?: RequestInfo | null;
+    /**
+     * The page the event happened on.
+     */
+    location?: string | null;
+    /**
+     * Anything to keep with the event (a JSON value).
+     */
+    metadata?: unknown;
+    user_id?: string | null;
+    /**
+     * Whether the event counts as a conversion (default true).
+     */
+    is_conversion?: boolean | null;
+    clicked_items?: ChunkWithPosition | null;
+};
+
+export type EventTypesFilter = 'view' | 'filter_clicked' | 'click' | 'add_to_cart' | 'purchase';
+
+/**
+ * A user clicked filters.
+ */
+export type EventTypesFilterClicked = {
+    event_type: 'filter_clicked';
+    /**
+     * What the client calls the event.
+     */
+    event_name: string;
+    request?: RequestInfo | null;
+    /**
+     * The page the event happened on.
+     */
+    location?: string | null;
+    user_id?: string | null;
+    /**
+     * Whether the event counts as a conversion (default true).
+     */
+    is_conversion?: boolean | null;
+    /**
+     * The filters clicked, by field; kept as the event metadata.
+     */
+    items: {
+        [key: string]: string;
+    };
+};
+
+/**
+ * A user bought items; each is kept as its JSON text.
+ */
+export type EventTypesPurchase = {
+    event_type: 'purchase';
+    /**
+     * What the client calls the event.
+     */
+    event_name: string;
+    request?: RequestInfo | null;
+    /**
+     * The page the event happened on.
+     */
+    location?: string | null;
+    /**
+     * Anything to keep with the event (a JSON value).
+     */
+    metadata?: unknown;
+    user_id?: string | null;
+    /**
+     * Whether the event counts as a conversion (default true).
+     */
+    is_conversion?: boolean | null;
+    items: Array<PurchaseItem>;
+};
+
+/**
+ * A RAG call made elsewhere, recorded like the service's own.
+ */
+export type EventTypesRag = {
+    event_type: 'rag';
+    user_message: string;
+    /**
+     * Tokens the request used (not kept).
+     */
+    tokens: number;
+    rag_type?: RagTypes | null;
+    search_id?: string | null;
+    topic_id?: string | null;
+    results?: Array<unknown> | null;
+    llm_response?: string | null;
+    hallucination_score?: number | null;
+    detected_hallucinations?: Array<string> | null;
+    query_rating?: EventQueryRating | null;
+    metadata?: unknown;
+    user_id?: string | null;
+};
+
+/**
+ * A recommendation made elsewhere, recorded like the service's own.
+ */
+export type EventTypesRecommendation = {
+    event_type: 'recommendation';
+    recommendation_type?: 'Chunk' | 'Group' | null;
+    positive_ids?: Array<string> | null;
+    negative_ids?: Array<string> | null;
+    positive_tracking_ids?: Array<string> | null;
+    negative_tracking_ids?: Array<string> | null;
+    request_params?: unknown;
+    results?: Array<unknown> | null;
+    top_score?: number | null;
+    metadata?: unknown;
+    user_id?: string | null;
+};
+
+/**
+ * A search made elsewhere, recorded like the service's own.
+ */
+export type EventTypesSearch = {
+    event_type: 'search';
+    query: string;
+    /**
+     * Tokens the request used (not kept).
+     */
+    tokens: number;
+    search_type?: ClickhouseSearchTypes | null;
+    query_rating?: EventQueryRating | null;
+    /**
+     * The search request (a JSON object).
+     */
+    request_params?: unknown;
+    /**
+     * Milliseconds.
+     */
+    latency?: number | null;
+    top_score?: number | null;
+    /**
+     * The chunks found: ids, or objects with an `id` (or a `chunk` with one).
+     */
+    results?: Array<unknown> | null;
+    metadata?: unknown;
+    user_id?: string | null;
+};
+
+/**
+ * A user viewed items.
+ */
+export type EventTypesView = {
+    event_type: 'view';
+    /**
+     * What the client calls the event.
+     */
+    event_name: string;
+    request?: RequestInfo | null;
+    /**
+     * The page the event happened on.
+     */
+    location?: string | null;
+    /**
+     * Anything to keep with the event (a JSON value).
+     */
+    metadata?: unknown;
+    user_id?: string | null;
+    /**
+     * What was viewed (chunk ids or tracking ids).
+     */
+    items: Array<string>;
+};
 
 /**
  * An A/B experiment of a dataset.
@@ -1659,6 +2076,18 @@ export type GetEventsReqPayload = {
      * Only events of these kinds; all kinds when missing or empty.
      */
     event_types?: Array<EventTypeRequest> | null;
+};
+
+export type GetEventsRequestBody = {
+    filter?: EventAnalyticsFilter | null;
+    /**
+     * The page of ten; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+export type GetEventsResponseBody = {
+    events: Array<EventData>;
 };
 
 export type GetFilesCursorResponseBody = {
@@ -2242,6 +2671,11 @@ export type PublicPageTag = {
  */
 export type PublicPageTheme = 'light' | 'dark';
 
+export type PurchaseItem = {
+    tracking_id: string;
+    revenue: number;
+};
+
 /**
  * Order results by a field, or rerank them with another search type.
  */
@@ -2375,9 +2809,46 @@ export type RateQueryRequest = {
 };
 
 /**
+ * Which recommendations a report counts.
+ */
+export type RecommendationAnalyticsFilter = {
+    date_range?: DateRange | null;
+    recommendation_type?: 'Chunk' | 'Group' | null;
+    top_score?: FloatRange | null;
+    component_name?: string | null;
+};
+
+export type RecommendationCtrMetrics = {
+    recommendations_with_clicks: number;
+    percent_recommendations_with_clicks: number;
+    percent_recommendations_without_clicks: number;
+    avg_position_of_click: number;
+};
+
+/**
  * How positive and negative examples are combined; `average_vector` by default.
  */
 export type RecommendationStrategy = 'average_vector' | 'best_score';
+
+export type RecommendationsWithClicksCtrResponse = {
+    positive_ids?: Array<string> | null;
+    negative_ids?: Array<string> | null;
+    positive_tracking_ids?: Array<string> | null;
+    negative_tracking_ids?: Array<string> | null;
+    request_id: string;
+    created_at: Timestamp;
+    results: Array<unknown>;
+    clicked_chunk: ChunkMetadataWithPosition;
+};
+
+export type RecommendationsWithoutClicksCtrResponse = {
+    positive_ids?: Array<string> | null;
+    negative_ids?: Array<string> | null;
+    positive_tracking_ids?: Array<string> | null;
+    negative_tracking_ids?: Array<string> | null;
+    request_id: string;
+    created_at: Timestamp;
+};
 
 /**
  * Example chunks to recommend from, and how.
@@ -2588,6 +3059,17 @@ export type RegenerateMessageReqPayload = {
  */
 export type RemoveChunkFromGroupReqPayload = {
     chunk_id: string;
+};
+
+/**
+ * The search, RAG call or recommendation an event is about.
+ */
+export type RequestInfo = {
+    /**
+     * The id the operation answered.
+     */
+    request_id: string;
+    request_type: CtrType;
 };
 
 export type ReRankOptions = 'semantic' | 'fulltext' | 'bm25' | 'cross_encoder';
@@ -3000,6 +3482,13 @@ export type SearchConversionRateResponse = {
     points: Array<FloatTimePoint>;
 };
 
+export type SearchCtrMetrics = {
+    searches_with_clicks: number;
+    percent_searches_with_clicks: number;
+    percent_searches_without_clicks: number;
+    avg_position_of_click: number;
+};
+
 export type SearchesPerUserResponse = {
     avg_searches_per_user: number;
     points: Array<FloatTimePoint>;
@@ -3106,6 +3595,23 @@ export type SearchOverGroupsResults = {
      * The file the group was made from, if any.
      */
     file_id?: string | null;
+};
+
+export type SearchQueriesWithClicksCtrResponse = {
+    query: string;
+    /**
+     * The ids of the chunks the search found, in order.
+     */
+    results: Array<unknown>;
+    clicked_chunk: ChunkMetadataWithPosition;
+    request_id: string;
+    created_at: Timestamp;
+};
+
+export type SearchQueriesWithoutClicksCtrResponse = {
+    query: string;
+    request_id: string;
+    created_at: Timestamp;
 };
 
 /**
@@ -3495,6 +4001,17 @@ export type ToolFunctionParameter = {
 
 export type ToolFunctionParameterType = 'number' | 'boolean';
 
+export type TopComponents = {
+    component_name: string;
+    count: number;
+    cart_count: number;
+    checkout_count: number;
+};
+
+export type TopComponentsResponse = {
+    top_components: Array<TopComponents>;
+};
+
 export type Topic = {
     id: string;
     name: string;
@@ -3506,6 +4023,20 @@ export type Topic = {
     updated_at: Timestamp;
     dataset_id: string;
     owner_id: string;
+};
+
+export type TopPages = {
+    page: string;
+    count: number;
+};
+
+export type TopPagesResponse = {
+    top_pages: Array<TopPages>;
+};
+
+export type TotalUniqueUsersResponse = {
+    total_unique_users: number;
+    points: Array<IntegerTimePoint>;
 };
 
 export type TranscribeAudioReqPayload = {
@@ -3951,6 +4482,309 @@ export type OrganizationHeader = string;
  * The page to return, counting from 1.
  */
 export type PagePath = number;
+
+export type SendCtrDataData = {
+    body: CtrDataRequestBody;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/ctr';
+};
+
+export type SendCtrDataErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type SendCtrDataError = SendCtrDataErrors[keyof SendCtrDataErrors];
+
+export type SendCtrDataResponses = {
+    /**
+     * Recorded.
+     */
+    204: void;
+};
+
+export type SendCtrDataResponse = SendCtrDataResponses[keyof SendCtrDataResponses];
+
+export type SendEventDataData = {
+    body: EventTypes;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/events';
+};
+
+export type SendEventDataErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type SendEventDataError = SendEventDataErrors[keyof SendEventDataErrors];
+
+export type SendEventDataResponses = {
+    /**
+     * Recorded.
+     */
+    204: void;
+};
+
+export type SendEventDataResponse = SendEventDataResponses[keyof SendEventDataResponses];
+
+export type GetEventByIdData = {
+    body?: never;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path: {
+        /**
+         * The id of the event.
+         */
+        event_id: string;
+    };
+    query?: never;
+    url: '/api/analytics/events/{event_id}';
+};
+
+export type GetEventByIdErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+};
+
+export type GetEventByIdError = GetEventByIdErrors[keyof GetEventByIdErrors];
+
+export type GetEventByIdResponses = {
+    /**
+     * The event.
+     */
+    200: EventData;
+};
+
+export type GetEventByIdResponse = GetEventByIdResponses[keyof GetEventByIdResponses];
+
+export type GetAllEventsData = {
+    body: GetEventsRequestBody;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/events/all';
+};
+
+export type GetAllEventsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetAllEventsError = GetAllEventsErrors[keyof GetAllEventsErrors];
+
+export type GetAllEventsResponses = {
+    /**
+     * A page of events.
+     */
+    200: GetEventsResponseBody;
+};
+
+export type GetAllEventsResponse = GetAllEventsResponses[keyof GetAllEventsResponses];
+
+export type GetComponentAnalyticsData = {
+    body: ComponentAnalytics;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/events/component';
+};
+
+export type GetComponentAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetComponentAnalyticsError = GetComponentAnalyticsErrors[keyof GetComponentAnalyticsErrors];
+
+export type GetComponentAnalyticsResponses = {
+    /**
+     * The report named by `type`.
+     */
+    200: ComponentAnalyticsResponse;
+};
+
+export type GetComponentAnalyticsResponse = GetComponentAnalyticsResponses[keyof GetComponentAnalyticsResponses];
+
+export type GetCtrAnalyticsData = {
+    body: CtrAnalytics;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/events/ctr';
+};
+
+export type GetCtrAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetCtrAnalyticsError = GetCtrAnalyticsErrors[keyof GetCtrAnalyticsErrors];
+
+export type GetCtrAnalyticsResponses = {
+    /**
+     * The report named by `type`.
+     */
+    200: CtrAnalyticsResponse;
+};
+
+export type GetCtrAnalyticsResponse = GetCtrAnalyticsResponses[keyof GetCtrAnalyticsResponses];
 
 export type GetRagAnalyticsData = {
     body: RagAnalytics;

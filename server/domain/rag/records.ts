@@ -21,7 +21,12 @@ export interface RagRecord {
 }
 
 export async function recordRagQuery(db: Knex, record: RagRecord): Promise<void> {
-  await db('rag_queries').insert({
+  await db('rag_queries').insert(ragQueryRow(record));
+}
+
+/** The rag_queries row of a record (also written by the analytics events that report RAG calls). */
+export function ragQueryRow(record: RagRecord): Record<string, unknown> {
+  return {
     id: record.id,
     dataset_id: record.datasetId,
     search_id: record.searchId ?? NONE,
@@ -35,5 +40,5 @@ export async function recordRagQuery(db: Knex, record: RagRecord): Promise<void>
     hallucination_score: record.hallucinationScore,
     detected_hallucinations: record.detectedHallucinations,
     metadata: record.metadata === undefined || record.metadata === null ? null : JSON.stringify(record.metadata),
-  });
+  };
 }
