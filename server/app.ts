@@ -45,6 +45,10 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   const validator = OpenApiValidator.middleware({
     apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,
     validateRequests: { allowUnknownQueryParameters: false },
+    // An int64 is read into a JavaScript number, which holds integers exactly up to 2^53 only:
+    // beyond, 2^63 would read as 2^63 − 1 does and pass an int64 range check. Such a value is refused
+    // (400 naming the field) instead of being rounded into range.
+    formats: { int64: { type: 'number', validate: (value: number) => Number.isSafeInteger(value) } },
     // Multipart uploads are streamed by http/multipart.ts; the validator's own reader buffers files in memory.
     fileUploader: false,
     validateResponses: false,

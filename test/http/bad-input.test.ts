@@ -132,6 +132,27 @@ describe('page numbers are held to the contract range', () => {
   });
 });
 
+describe('an int64 must be an integer a number holds exactly (up to 2^53)', () => {
+  const past = 2 ** 63; // as a double, indistinguishable from 2^63 − 1
+  it.each([
+    ['POST', '/api/chunk/count', { query: 'x', search_type: 'bm25', limit: past }, /limit must match format "int64"/],
+    [
+      'POST',
+      '/api/chunk/search',
+      { query: 'x', search_type: 'bm25', sort_options: { sort_by: { field: 'num_value', prefetch_amount: past } } },
+      /prefetch_amount must match format "int64"/,
+    ],
+    ['POST', '/api/organization/api_key', { name: 'k', role: 0, default_params: { page_size: 2 ** 53 } }, /page_size must match format "int64"/],
+  ])('%s %s', async (method, path, body, message) => {
+    expectRefused(await send(method, path, body), message);
+  });
+
+  it('takes the largest one', async () => {
+    const reply = await send('POST', '/api/chunk/count', { query: 'x', search_type: 'bm25', limit: Number.MAX_SAFE_INTEGER });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+  });
+});
+
 describe('numbers must be finite', () => {
   it.each([
     ['/api/dataset/scroll_files?page_size=Infinity', /^page_size \(in the query\): "Infinity" is not a finite number/],
