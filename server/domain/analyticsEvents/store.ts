@@ -222,15 +222,16 @@ export async function uniqueUsers(
   scope: ComponentScope,
   granularity: string,
 ): Promise<{ total: number; byBucket: Map<number, number> }> {
-  const withUser = () => componentEvents(db, datasetId, scope).whereNotNull('user_id').where('user_id', '<>', '');
-  const [buckets, [total]] = await Promise.all([
-    withUser()
-      .select(db.raw(`date_trunc(?, created_at, 'UTC') as bucket`, [granularity]))
-      .select(db.raw('count(distinct user_id)::integer as users'))
-      .groupBy('bucket'),
-    withUser().select(db.raw('count(distinct user_id)::integer as users')),
-  ]);
-  return { total: total.users, byBucket: new Map(buckets.map((row: { bucket: Date; users: number }) => [new Date(row.bucket).getTime(), row.users])) };
+  // One scan: per bucket, and (the grouping set with no bucket) over the whole scope.
+  const rows: { bucket: Date | null; users: number }[] = await componentEvents(db, datasetId, scope)
+    .whereNotNull('user_id')
+    .where('user_id', '<>', '')
+    .select(db.raw(`date_trunc(?, created_at, 'UTC') as bucket`, [granularity]))
+    .select(db.raw('count(distinct user_id)::integer as users'))
+    .groupByRaw('grouping sets ((bucket), ())');
+  const total = rows.find((row) => row.bucket === null) ?? { users: 0 };
+  const buckets = rows.filter((row) => row.bucket !== null);
+  return { total: total.users, byBucket: new Map(buckets.map((row) => [new Date(row.bucket!).getTime(), row.users])) };
 }
 
 export async function topPages(db: Knex, datasetId: string, scope: ComponentScope, offset: number): Promise<{ page: string; count: number }[]> {
