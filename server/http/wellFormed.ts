@@ -25,6 +25,7 @@ export function refuseIllFormedInput(): RequestHandler {
     if (!openapi) return next();
     try {
       requireBody(req, openapi.schema.requestBody);
+      refuseNullForVariants(req, openapi.schema.requestBody);
       checkValue(req.body, [], 1);
       for (const [name, value] of Object.entries(req.query ?? {})) checkValue(value, [name], 1, 'in the query');
       for (const [name, value] of Object.entries(openapi.pathParams ?? {})) checkValue(value, [name], 1, 'in the path');
@@ -48,6 +49,18 @@ function requireBody(req: Request, requestBody: MatchedOperation['schema']['requ
   const sent = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
   if (!sent) throw badRequest(`the request body is required (${types})`);
   if (!req.get('content-type')) throw badRequest(`Content-Type: say what the body is (${types})`);
+}
+
+/**
+ * A JSON `null` where the body is one of several objects told apart by a field (a discriminator,
+ * as `type` of POST /api/analytics/search): express-openapi-validator reads that field of the body
+ * before it validates it, and fails on null with a server error.
+ */
+function refuseNullForVariants(req: Request, requestBody: MatchedOperation['schema']['requestBody']): void {
+  if (req.body !== null) return;
+  const schema = (requestBody?.content?.['application/json'] as { schema?: { $ref?: string; discriminator?: unknown } } | undefined)?.schema;
+  const named = schema?.$ref ? (contract.components.schemas as Record<string, { discriminator?: unknown }>)[schema.$ref.split('/').pop()!] : schema;
+  if (named?.discriminator) throw badRequest('request/body must be object');
 }
 
 function resolveParameter(parameter: Parameter): Parameter {

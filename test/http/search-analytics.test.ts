@@ -582,6 +582,9 @@ describe('bad input', () => {
 
   it('fields the report does not take, or of the wrong shape', async () => {
     for (const body of [
+      null,
+      [],
+      'search_metrics',
       { type: 'query_details' },
       { type: 'query_details', request_id: 'not-a-uuid' },
       { type: 'latency_graph', granularity: 'week' },
