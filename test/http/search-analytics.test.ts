@@ -138,6 +138,31 @@ beforeAll(async () => {
   await rate(1, 1);
   await rate(3, 0);
   await rate(6, 5);
+  // What users did: clicks on searches 1 (twice), 3 and 6, a purchase after search 2 and one after
+  // no search, a view (no conversion) and an add to cart after search 8.
+  const event = (at: string, type: string, name: string, search: number | null, user: string, extra: Record<string, unknown> = {}) => ({
+    id: randomUUID(),
+    dataset_id: main,
+    event_type: type,
+    event_name: name,
+    request_id: search ? ids[search - 1] : null,
+    request_type: search ? 'search' : null,
+    items: [],
+    user_id: user,
+    is_conversion: type !== 'view',
+    created_at: `${at}Z`,
+    ...extra,
+  });
+  await db()('analytics_events').insert([
+    event('2024-03-01 10:06:00', 'click', 'click', 1, 'u1', { clicked_chunk_id: chunkA, position: 0 }),
+    event('2024-03-01 10:07:00', 'click', 'click', 1, 'u1', { clicked_chunk_id: chunkB, position: 1 }),
+    event('2024-03-01 10:41:00', 'click', 'click', 3, 'u2', { clicked_chunk_id: chunkB, position: 0 }),
+    event('2024-03-02 09:01:00', 'click', 'click', 6, 'u3'),
+    event('2024-03-01 10:30:00', 'purchase', 'purchase_done', 2, 'u1', { revenue: 30 }),
+    event('2024-03-02 12:00:00', 'purchase', 'purchase_done', null, 'u4', { revenue: 12.5 }),
+    event('2024-03-02 11:05:00', 'view', 'product_view', 8, 'u3'),
+    event('2024-03-02 11:06:00', 'add_to_cart', 'cart_add', 8, 'u3'),
+  ]);
 });
 afterAll(async () => {
   await service?.stop();
@@ -219,18 +244,55 @@ describe('graphs', () => {
     expect(r.avg_search_rating).toBe(2.75);
   });
 
-  it('click, conversion and revenue graphs are 0 in every bucket: no such events are recorded', async () => {
+  it('ctr_metrics_over_time: clicks over searches in each bucket', async () => {
+    const r = await report({ type: 'ctr_metrics_over_time', granularity: 'day', filter: day('2024-02-29', '2024-03-03') });
+    // 1 March: 3 clicks, 5 searches; 2 March: 1 click, 3 searches.
+    expect(points(r)).toEqual([
+      ['2024-02-29 00:00:00.000', 0],
+      ['2024-03-01 00:00:00.000', 0.6],
+      ['2024-03-02 00:00:00.000', 1 / 3],
+    ]);
+    expect(r.total_ctr).toBeCloseTo((0.6 + 1 / 3) / 2, 10);
+    // Only chunk searches: searches 1 to 3 on 1 March, 6 on 2 March, and their clicks.
+    const searchesOnly = await report({
+      type: 'ctr_metrics_over_time',
+      granularity: 'day',
+      filter: { ...day('2024-03-01', '2024-03-03'), search_type: 'search' },
+    });
+    expect(points(searchesOnly)).toEqual([
+      ['2024-03-01 00:00:00.000', 1],
+      ['2024-03-02 00:00:00.000', 1],
+    ]);
+  });
+
+  it('search_conversion_rate: conversion events about searches over searches', async () => {
+    const r = await report({ type: 'search_conversion_rate', granularity: 'day', filter: day('2024-03-01', '2024-03-03') });
+    // 1 March: 3 clicks and a purchase; 2 March: a click and an add to cart (the view is no conversion).
+    expect(points(r)).toEqual([
+      ['2024-03-01 00:00:00.000', 4 / 5],
+      ['2024-03-02 00:00:00.000', 2 / 3],
+    ]);
+    expect(r.conversion_rate).toBe(6 / 8);
+  });
+
+  it('search_revenue: purchases after a search (direct) or after none', async () => {
     const filter = day('2024-03-01', '2024-03-03');
-    const zeros = [
-      ['2024-03-01 00:00:00.000', 0],
-      ['2024-03-02 00:00:00.000', 0],
-    ];
-    const ctr = await report({ type: 'ctr_metrics_over_time', granularity: 'day', filter });
-    expect([points(ctr), ctr.total_ctr]).toEqual([zeros, 0]);
-    const conversion = await report({ type: 'search_conversion_rate', granularity: 'day', filter });
-    expect([points(conversion), conversion.conversion_rate]).toEqual([zeros, 0]);
-    const revenue = await report({ type: 'search_revenue', granularity: 'day', filter, direct: true });
-    expect([points(revenue), revenue.avg_revenue]).toEqual([zeros, 0]);
+    const direct = await report({ type: 'search_revenue', granularity: 'day', filter, direct: true });
+    expect([points(direct), direct.avg_revenue]).toEqual([
+      [
+        ['2024-03-01 00:00:00.000', 30],
+        ['2024-03-02 00:00:00.000', 0],
+      ],
+      30,
+    ]);
+    const other = await report({ type: 'search_revenue', granularity: 'day', filter });
+    expect([points(other), other.avg_revenue]).toEqual([
+      [
+        ['2024-03-01 00:00:00.000', 0],
+        ['2024-03-02 00:00:00.000', 12.5],
+      ],
+      12.5,
+    ]);
   });
 });
 
@@ -278,11 +340,24 @@ describe('figures', () => {
     ]);
   });
 
-  it('event_funnel counts the users who searched', async () => {
+  it('event_funnel counts the users who searched, sent any event, and sent each', async () => {
     const r = await report({ type: 'event_funnel' });
     expect(r.event_names).toEqual([
+      { event_name: 'all_users', event_count: 4 },
       { event_name: 'searched', event_count: 4 },
-      { event_name: 'all_users', event_count: 0 },
+      { event_name: 'click', event_count: 3 },
+      { event_name: 'purchase_done', event_count: 2 },
+      { event_name: 'cart_add', event_count: 1 },
+      { event_name: 'product_view', event_count: 1 },
+    ]);
+    const secondDay = await report({ type: 'event_funnel', filter: day('2024-03-02', '2024-03-03') });
+    expect(secondDay.event_names).toEqual([
+      { event_name: 'all_users', event_count: 2 },
+      { event_name: 'searched', event_count: 2 },
+      { event_name: 'cart_add', event_count: 1 },
+      { event_name: 'click', event_count: 1 },
+      { event_name: 'product_view', event_count: 1 },
+      { event_name: 'purchase_done', event_count: 1 },
     ]);
   });
 });
@@ -313,8 +388,8 @@ describe('lists', () => {
     expect(queryIds(await report({ type: 'search_queries' }))).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
     expect(queryIds(await report({ type: 'search_queries', sort_by: 'latency', sort_order: 'asc' }))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(queryIds(await report({ type: 'search_queries', sort_by: 'top_score' }))).toEqual([1, 2, 7, 5, 3, 8, 6, 4]);
-    expect(queryIds(await report({ type: 'search_queries', has_clicks: false }))).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
-    expect(queryIds(await report({ type: 'search_queries', has_clicks: true }))).toEqual([]);
+    expect(queryIds(await report({ type: 'search_queries', has_clicks: true }))).toEqual([6, 3, 1]);
+    expect(queryIds(await report({ type: 'search_queries', has_clicks: false }))).toEqual([8, 7, 5, 4, 2]);
   });
 
   it('query_details: one search, with the chunks it found', async () => {

@@ -3233,7 +3233,7 @@ export type SearchAnalyticsCountQueries = {
 };
 
 /**
- * The click-through rate of each bucket (clicks on results over searches), and its average over the buckets with searches.
+ * The click-through rate of each bucket (clicks on the results of the searches over the searches), and its average over the buckets with searches.
  */
 export type SearchAnalyticsCtrMetricsOverTime = {
     type: 'ctr_metrics_over_time';
@@ -3242,7 +3242,7 @@ export type SearchAnalyticsCtrMetricsOverTime = {
 };
 
 /**
- * How many users did each thing, most first: searched (`searched`), sent any event (`all_users`), sent each named event.
+ * How many users did each thing, most first: searched (`searched`), sent any event (`all_users`), sent each named event; events are counted in the date range, whatever else the filter says.
  */
 export type SearchAnalyticsEventFunnel = {
     type: 'event_funnel';
@@ -3395,7 +3395,7 @@ export type SearchAnalyticsSearchQueries = {
 };
 
 /**
- * The revenue of purchases in each bucket (attributed to a search with `direct`, not attributed to one otherwise), and its average over the buckets.
+ * The revenue of purchases in each bucket (attributed to one of the searches with `direct`, attributed to none otherwise), and its average over the buckets with purchases.
  */
 export type SearchAnalyticsSearchRevenue = {
     type: 'search_revenue';

@@ -2,7 +2,6 @@
 // popular filters, the event funnel.
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
-import * as events from './events.js';
 import { percentile } from './histogram.js';
 import type { Scope } from './scope.js';
 import * as store from './store.js';
@@ -46,11 +45,12 @@ export async function popularFilters(db: Knex, scope: Scope): Promise<T.PopularF
 }
 
 export async function eventFunnel(db: Knex, scope: Scope): Promise<T.EventNameAndCountsResponse> {
-  const [searched, sent] = await Promise.all([store.userCount(db, scope), events.usersByEvent(scope)]);
+  // As the reference: the events are counted in the date range, whatever else the filter says.
+  const [searched, sent] = await Promise.all([store.userCount(db, scope), store.usersByEvent(db, scope)]);
   const counts = [
     { event_name: 'searched', event_count: searched },
     { event_name: 'all_users', event_count: sent.allUsers },
     ...sent.byName.map((e) => ({ event_name: e.name, event_count: e.users })),
   ];
-  return { event_names: counts.sort((a, b) => b.event_count - a.event_count) };
+  return { event_names: counts.sort((a, b) => b.event_count - a.event_count || a.event_name.localeCompare(b.event_name)) };
 }

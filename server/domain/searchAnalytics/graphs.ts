@@ -3,7 +3,6 @@
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
 import { filled, graphSpan } from './buckets.js';
-import * as events from './events.js';
 import type { Scope } from './scope.js';
 import * as store from './store.js';
 
@@ -52,7 +51,7 @@ export async function searchAverageRating(db: Knex, scope: Scope, granularity: T
 }
 
 export async function ctrMetricsOverTime(db: Knex, scope: Scope, granularity: T.Granularity): Promise<T.CtrMetricsOverTimeResponse> {
-  const [sums, clicks] = await Promise.all([store.sumsByBucket(db, scope, granularity), events.clicksByBucket(scope, granularity)]);
+  const [sums, clicks] = await Promise.all([store.sumsByBucket(db, scope, granularity), store.clicksByBucket(db, scope, granularity)]);
   const rates = new Map([...sums].filter(([, s]) => s.searches > 0).map(([at, s]) => [at, (clicks.get(at) ?? 0) / s.searches]));
   return {
     total_ctr: mean([...rates.values()]),
@@ -61,7 +60,7 @@ export async function ctrMetricsOverTime(db: Knex, scope: Scope, granularity: T.
 }
 
 export async function searchConversionRate(db: Knex, scope: Scope, granularity: T.Granularity): Promise<T.SearchConversionRateResponse> {
-  const [sums, conversions] = await Promise.all([store.sumsByBucket(db, scope, granularity), events.conversionsByBucket(scope, granularity)]);
+  const [sums, conversions] = await Promise.all([store.sumsByBucket(db, scope, granularity), store.conversionsByBucket(db, scope, granularity)]);
   const rates = new Map([...sums].filter(([, s]) => s.searches > 0).map(([at, s]) => [at, (conversions.get(at) ?? 0) / s.searches]));
   const searches = [...sums.values()].reduce((a, s) => a + s.searches, 0);
   const converted = [...conversions.values()].reduce((a, b) => a + b, 0);
@@ -71,8 +70,8 @@ export async function searchConversionRate(db: Knex, scope: Scope, granularity: 
   };
 }
 
-export async function searchRevenue(scope: Scope, granularity: T.Granularity, direct: boolean): Promise<T.SearchRevenueResponse> {
-  const revenue = await events.revenueByBucket(scope, granularity, direct);
+export async function searchRevenue(db: Knex, scope: Scope, granularity: T.Granularity, direct: boolean): Promise<T.SearchRevenueResponse> {
+  const revenue = await store.revenueByBucket(db, scope, granularity, direct);
   return {
     avg_revenue: mean([...revenue.values()]),
     points: filled(spanOf(scope, granularity, revenue), revenue, granularity, 0),

@@ -18,7 +18,9 @@ export interface AnalyticsStore {
 
 export async function searchAnalytics(at: AnalyticsStore, datasetId: string, request: T.SearchAnalytics): Promise<T.SearchAnalyticsResponse> {
   const { db } = at;
-  if (request.type === 'query_details') return lists.queryDetails(db, datasetId, request.request_id, at.pending);
+  // Searches and events are recorded just after their answers: those made a moment ago count too.
+  await at.pending();
+  if (request.type === 'query_details') return lists.queryDetails(db, datasetId, request.request_id);
   const scope = scopeOf(datasetId, request.filter);
   switch (request.type) {
     case 'latency_graph':
@@ -34,7 +36,7 @@ export async function searchAnalytics(at: AnalyticsStore, datasetId: string, req
     case 'search_conversion_rate':
       return graphs.searchConversionRate(db, scope, granularityOf(request.granularity));
     case 'search_revenue':
-      return graphs.searchRevenue(scope, granularityOf(request.granularity), request.direct ?? false);
+      return graphs.searchRevenue(db, scope, granularityOf(request.granularity), request.direct ?? false);
     case 'search_metrics':
       return figures.searchMetrics(db, scope);
     case 'count_queries':

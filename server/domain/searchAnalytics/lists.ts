@@ -46,16 +46,9 @@ export async function searchQueries(db: Knex, scope: Scope, request: T.SearchAna
   return { queries: await records(db, scope.datasetId, rows) };
 }
 
-/**
- * One search of the dataset. A search is recorded just after its answer (store/deferred.ts): one
- * asked about at once may still be queued, so `pending` writes what is queued before a second look.
- */
-export async function queryDetails(db: Knex, datasetId: string, id: string, pending: () => Promise<void>): Promise<T.SearchQueryEvent> {
-  let row = await store.searchById(db, datasetId, id);
-  if (!row) {
-    await pending();
-    row = await store.searchById(db, datasetId, id);
-  }
+/** One search of the dataset. */
+export async function queryDetails(db: Knex, datasetId: string, id: string): Promise<T.SearchQueryEvent> {
+  const row = await store.searchById(db, datasetId, id);
   if (!row) throw notFound(`search ${id} not found`);
   const [record] = await records(db, datasetId, [row]);
   return record;

@@ -1,9 +1,9 @@
 // The SQL of search analytics: the recorded searches (search_queries), their hourly and daily
-// roll-ups (search_rollup_hours, search_rollup_days, kept by triggers: migration 029) and the
-// chunks a search found. Every read is of one dataset.
+// roll-ups (search_rollup_hours, search_rollup_days, kept by triggers: migration 029), what users
+// did about them (analytics_events, migration 030) and the chunks a search found. Every read is of
+// one dataset.
 import type { Knex } from 'knex';
 import type * as T from '../../../generated/client/types.gen.js';
-import { whereClicked } from './events.js';
 import { HISTOGRAM_BUCKETS } from './histogram.js';
 import { type RollupUnit, splitAtUnits } from './rollupSplit.js';
 import type { Bound } from '../dateRange.js';
@@ -224,7 +224,15 @@ export async function searchPage(db: Knex, scope: Scope, page: SearchPage): Prom
   const query = searches(db, scope).select(SEARCH_COLUMNS);
   if (page.scoreBelow !== undefined) query.where('top_score', '<', page.scoreBelow);
   if (page.noResults) query.whereRaw('cardinality(results) = 0');
-  if (page.clicked !== undefined) whereClicked(query, page.clicked);
+  if (page.clicked !== undefined) {
+    const clicks = (q: Knex.QueryBuilder) =>
+      q
+        .select(db.raw('1'))
+        .from('analytics_events as e')
+        .whereRaw(`e.request_id = search_queries.id and e.dataset_id = search_queries.dataset_id and e.event_type = 'click' and e.request_type = 'search'`);
+    if (page.clicked) query.whereExists(clicks);
+    else query.whereNotExists(clicks);
+  }
   const order = [{ column: page.sortBy, order: page.order }];
   if (page.sortBy !== 'created_at') order.push({ column: 'created_at', order: 'desc' });
   return query
@@ -331,6 +339,68 @@ export async function filterUses(db: Knex, scope: Scope, limit: number, valueLim
     if (row.value !== null) use.values.push({ value: row.value, count: Number(row.value_count) });
   }
   return uses;
+}
+
+// ---- what users did: analytics events about searches ----
+
+/** Whether the scope narrows searches by more than their time. */
+const narrowsSearches = (scope: Scope) =>
+  [scope.kind, scope.method, scope.rating, scope.topScore, scope.componentName, scope.query].some((condition) => condition !== undefined);
+
+/**
+ * The dataset's events about its searches made in the scope's date range (the event's time), and
+ * about searches the scope's other conditions keep.
+ */
+function searchEvents(db: Knex, scope: Scope): Knex.QueryBuilder {
+  const query = db('analytics_events as e').where('e.dataset_id', scope.datasetId).where('e.request_type', 'search');
+  whereRange(query, 'e.created_at', scope);
+  if (narrowsSearches(scope)) query.whereIn('e.request_id', searches(db, scope, {}).select('id'));
+  return query;
+}
+
+const byEventBucket = (db: Knex, granularity: T.Granularity) => db.raw(`date_trunc(?, e.created_at, 'UTC') as bucket`, [TRUNCATE[granularity]]);
+
+async function perBucket(query: Knex.QueryBuilder): Promise<Map<number, number>> {
+  const rows: { bucket: Date; value: number }[] = await query.groupBy('bucket');
+  return new Map(rows.map((r) => [r.bucket.getTime(), Number(r.value)]));
+}
+
+/** Clicks on the results of the scope's searches, per bucket of the click's time. */
+export function clicksByBucket(db: Knex, scope: Scope, granularity: T.Granularity): Promise<Map<number, number>> {
+  return perBucket(searchEvents(db, scope).where('e.event_type', 'click').select(byEventBucket(db, granularity), db.raw('count(*)::float8 as value')));
+}
+
+/** Events about the scope's searches that count as conversions, per bucket of the event's time. */
+export function conversionsByBucket(db: Knex, scope: Scope, granularity: T.Granularity): Promise<Map<number, number>> {
+  return perBucket(searchEvents(db, scope).where('e.is_conversion', true).select(byEventBucket(db, granularity), db.raw('count(*)::float8 as value')));
+}
+
+/**
+ * Revenue of purchases per bucket of the purchase's time: of those about the scope's searches
+ * (`direct`), or of those about no search, in the scope's date range.
+ */
+export function revenueByBucket(db: Knex, scope: Scope, granularity: T.Granularity, direct: boolean): Promise<Map<number, number>> {
+  let query: Knex.QueryBuilder;
+  if (direct) query = searchEvents(db, scope);
+  else {
+    query = db('analytics_events as e').where('e.dataset_id', scope.datasetId).whereNull('e.request_id');
+    whereRange(query, 'e.created_at', scope);
+  }
+  return perBucket(query.where('e.event_type', 'purchase').select(byEventBucket(db, granularity), db.raw('coalesce(sum(e.revenue), 0)::float8 as value')));
+}
+
+/** How many users sent any event in the scope's date range, and how many sent each named event (no user id is one user). */
+export async function usersByEvent(db: Knex, scope: Scope): Promise<{ allUsers: number; byName: { name: string; users: number }[] }> {
+  const events = db('analytics_events as e').where('e.dataset_id', scope.datasetId);
+  whereRange(events, 'e.created_at', scope);
+  const rows: { name: string | null; users: number }[] = await events
+    .select('e.event_name as name', db.raw(`count(distinct coalesce(e.user_id, ''))::float8 as users`))
+    .groupByRaw('grouping sets ((e.event_name), ())');
+  const all = rows.find((r) => r.name === null);
+  return {
+    allUsers: Number(all?.users ?? 0),
+    byName: rows.filter((r) => r.name !== null).map((r) => ({ name: r.name as string, users: Number(r.users) })),
+  };
 }
 
 export interface ResultChunk {
