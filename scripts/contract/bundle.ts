@@ -1,9 +1,11 @@
 // Bundles the contract split by tag (openapi/*.yaml) into one OpenAPI document.
 // Every file is a fragment of the same document and refers to components as `#/components/...`,
-// so bundling is a merge that refuses any name defined twice.
+// so bundling is a merge that refuses any name defined twice. The examples (openapi/examples/) are
+// then put in their places (./examples.ts).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { applyExamples, readExamples } from './examples.js';
 
 type Doc = Record<string, any>;
 const ROOT_FILE = 'openapi.yaml';
@@ -27,6 +29,7 @@ export async function bundleContract(dir: string): Promise<Doc> {
   }
   for (const section of Object.keys(doc.components)) doc.components[section] = sortKeys(doc.components[section]);
   doc.paths = sortKeys(doc.paths);
+  applyExamples(doc, await readExamples(path.join(dir, 'examples')));
   assertRefsResolve(doc);
   return doc;
 }

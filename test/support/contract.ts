@@ -5,11 +5,18 @@ import addFormatsModule from 'ajv-formats';
 import contract from '../../generated/openapi.json' with { type: 'json' };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-// `discriminator` stays an annotation: Ajv's keyword does not support `mapping`, and the variants of
-// every oneOf in the contract are exclusive by their `type` tags anyway.
-const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
-addFormats(ajv);
-ajv.addSchema(contract, 'contract.json');
+
+/** An Ajv holding `doc` as `contract.json`, whose schemas are then reached by JSON pointer. */
+export function contractAjv(doc: object): Ajv {
+  // `discriminator` stays an annotation: Ajv's keyword does not support `mapping`, and the variants of
+  // every oneOf in the contract are exclusive by their `type` tags anyway.
+  const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false });
+  addFormats(ajv);
+  ajv.addSchema(doc, 'contract.json');
+  return ajv;
+}
+
+const ajv = contractAjv(contract);
 
 type Json = Record<string, any>;
 const doc = contract as Json;
@@ -30,7 +37,7 @@ function findOperation(method: string, path: string): { template: string; operat
 }
 
 /** A JSON pointer as a URI fragment: `~` and `/` escaped, then URI-encoded (paths hold `{` and `}`). */
-function pointer(...parts: string[]): string {
+export function pointer(...parts: string[]): string {
   return parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 }
 
