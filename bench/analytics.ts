@@ -5,8 +5,10 @@
 // `repeats` times through HTTP, one request at a time, in two scenarios:
 //   week  the reference dashboard's default filter, the last 7 days (graphs by the hour);
 //   all   no filter: every search (graphs by the day).
-// Reported: p50 / p99 per report and scenario, the load's rate, the tables' sizes. The answers are
-// checked: the searches counted must be the searches written.
+// Users' events about them are written too (clicks on 12 % of the searches, views of 5 %, purchases
+// after 1 % and as many after none). Reported: p50 / p99 per report and scenario, the load's rate,
+// the tables' sizes. The answers are checked: the searches counted must be the searches written,
+// the click-through rate the one written.
 import { createClient } from '../generated/client/client/index.js';
 import { createDataset, createOrganization } from '../generated/client/sdk.gen.js';
 import type { SearchAnalytics } from '../generated/client/types.gen.js';
@@ -134,15 +136,37 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       });
       if ((first / LOAD_BATCH) % 10 === 9) log(`${fmt(first + LOAD_BATCH)} searches written`);
     }
+    // What users did: clicks on 12 % of the searches, views of 5 %, purchases after 1 % and as many
+    // after no search.
+    await db.transaction(async (trx) => {
+      await trx.raw('select setseed(?)', [((options.seed % 997) + 2) / 999]);
+      await trx.raw(
+        `insert into analytics_events (id, dataset_id, event_type, event_name, request_id, request_type, items, position, revenue, user_id, is_conversion, created_at)
+         select gen_random_uuid(), dataset_id, kind, name, id, 'search', '{}', case when kind = 'click' then floor(random() * 10)::int end,
+           case when kind = 'purchase' then round((random() * 100)::numeric, 2)::float8 end, user_id, kind <> 'view', created_at + interval '20 seconds'
+         from (select *, case when r < 0.12 then 'click' when r < 0.17 then 'view' when r < 0.18 then 'purchase' end as kind,
+                 case when r < 0.12 then 'click' when r < 0.17 then 'product_view' else 'purchase_done' end as name
+               from (select id, dataset_id, user_id, created_at, random() as r from search_queries where dataset_id = ?) s) t
+         where kind is not null`,
+        [dataset.id],
+      );
+      await trx.raw(
+        `insert into analytics_events (id, dataset_id, event_type, event_name, items, revenue, user_id, is_conversion, created_at)
+         select gen_random_uuid(), ?, 'purchase', 'purchase_done', '{}', round((random() * 100)::numeric, 2)::float8, 'user ' || floor(random() * 30000)::int, true,
+           ?::timestamptz - interval '${DAYS} days' + random() * interval '${DAYS} days'
+         from generate_series(1, ?)`,
+        [dataset.id, end.toISOString(), Math.round(options.searches / 100)],
+      );
+    });
     const loadS = clock().wallMs / 1000;
     log(`${fmt(options.searches)} searches in ${fmt(loadS, 1)} s (${fmt(options.searches / loadS)}/s)`);
     // Statistics for the planner and (PostgreSQL) the visibility map, as autovacuum would leave them.
     const analyzed = stopwatch();
-    const tables = ['search_queries', 'search_rollup_hours', 'search_rollup_days', 'chunks'];
+    const tables = ['search_queries', 'search_rollup_hours', 'search_rollup_days', 'analytics_events', 'chunks'];
     await db.raw(`${service.services.store.kind === 'postgres' ? 'vacuum analyze' : 'analyze'} ${tables.join(', ')}`);
     const analyzeS = analyzed().wallMs / 1000;
     const sizes: Record<string, number> = {};
-    for (const t of tables.slice(0, 3)) {
+    for (const t of tables.slice(0, 4)) {
       const [row] = (await db.raw('select pg_total_relation_size(?::regclass) as bytes', [t])).rows;
       sizes[t] = Math.round((Number(row.bytes) / 2 ** 20) * 10) / 10;
     }
@@ -170,6 +194,8 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
     }
     const weekly = (await ask({ type: 'search_metrics', filter: { date_range: { gte: week } } })).answer.total_queries;
     if (Math.abs(weekly / options.searches - 7 / DAYS) > 0.01) throw new Error(`the last 7 days hold ${weekly} of ${options.searches} searches`);
+    const ctr = (await ask({ type: 'ctr_metrics_over_time', granularity: 'month' })).answer.total_ctr;
+    if (Math.abs(ctr - 0.12) > 0.01) throw new Error(`the click-through rate is ${ctr}, not about 0.12`);
 
     const reports: AnalyticsResult['reports'] = {};
     for (const [type, request] of Object.entries(requests(week, someIds))) {

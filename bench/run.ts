@@ -28,8 +28,9 @@ const USAGE = `usage: npm run bench -- [options]
   --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
   --seed <n>             corpus seed (default 42)
   --embedder <name>      the datasets' embedder: local (the model) or builtin (hashing); default local,
-                           but builtin for search, load and rag (the 100,000 chunks of search and load take
-                           the model about 25 minutes to embed on two cores; rag measures the model's answer)
+                           but builtin for search, load, rag and analytics (the 100,000 chunks of search and load
+                           take the model about 25 minutes to embed on two cores; rag measures the model's answer;
+                           analytics embeds nothing)
 
   ingest:
   --batch <n>            chunks per API request, at most 120 (default 120)
@@ -230,7 +231,7 @@ async function main(): Promise<number> {
   if (embedderOption !== undefined && embedderOption !== 'local' && embedderOption !== 'builtin') {
     throw new UsageError(`--embedder: expected local or builtin, got ${embedderOption}`);
   }
-  const suiteEmbedder = (suite: string): BenchEmbedder => embedderOption ?? (['search', 'load', 'rag'].includes(suite) ? 'builtin' : 'local');
+  const suiteEmbedder = (suite: string): BenchEmbedder => embedderOption ?? (['search', 'load', 'rag', 'analytics'].includes(suite) ? 'builtin' : 'local');
   const suiteNames = values.suite === 'all' ? Object.keys(suites) : list(values.suite);
   for (const s of suiteNames) if (!suites[s]) throw new UsageError(`--suite: unknown suite ${s} (known: ${Object.keys(suites).join(', ')})`);
   const modes = list(values.mode) as Mode[];
