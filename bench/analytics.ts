@@ -9,9 +9,9 @@
 // after 1 % and as many after none). Reported: p50 / p99 per report and scenario, the load's rate,
 // the tables' sizes. The answers are checked: the searches counted must be the searches written,
 // the click-through rate the one written.
-import { createClient } from '../generated/client/client/index.js';
-import { createDataset, createOrganization } from '../generated/client/sdk.gen.js';
-import type { SearchAnalytics } from '../generated/client/types.gen.js';
+import { createClient } from '../sdk/src/generated/client/index.js';
+import { createDataset, createOrganization } from '../sdk/src/generated/sdk.gen.js';
+import type { SearchAnalytics } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { startService } from '../server/main.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { Client as TypesenseClient } from 'typesense';
-import type { ChunkReqPayload } from '../generated/client/types.gen.js';
+import type { ChunkReqPayload } from '../sdk/src/generated/types.gen.js';
 import type { Config } from '../server/config.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { termColumns } from '../server/domain/chunks/write.js';

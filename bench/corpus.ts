@@ -1,7 +1,7 @@
 // A deterministic synthetic corpus: help-centre style HTML chunks of 50–150 words drawn from a fixed
 // vocabulary (content words Zipf-distributed, as in real text), with tracking ids, tags, metadata,
 // links, time stamps and numbers. The same seed and size always give the same chunks, byte for byte.
-import type { ChunkReqPayload } from '../generated/client/types.gen.js';
+import type { ChunkReqPayload } from '../sdk/src/generated/types.gen.js';
 
 /** mulberry32: a small, fast, seedable PRNG with a full 2^32 period. */
 export function prng(seed: number): () => number {

@@ -13,9 +13,9 @@
 // Reported: pages/s and chunks/s of each, crawl / write path, and the schedule's delays.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient } from '../generated/client/client/index.js';
-import { createChunk, createCrawl, createDataset, createOrganization, getCrawlRequestsForDataset, scrollDatasetChunks } from '../generated/client/sdk.gen.js';
-import type { ChunkReqPayload } from '../generated/client/types.gen.js';
+import { createClient } from '../sdk/src/generated/client/index.js';
+import { createChunk, createCrawl, createDataset, createOrganization, getCrawlRequestsForDataset, scrollDatasetChunks } from '../sdk/src/generated/sdk.gen.js';
+import type { ChunkReqPayload } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { createLexicalIndex } from '../server/engines/lexical/index.js';
 import { openFileStorage } from '../server/engines/storage/index.js';

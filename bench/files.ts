@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { createClient } from '../generated/client/client/index.js';
-import { createDataset, createOrganization, getFileHandler } from '../generated/client/sdk.gen.js';
+import { createClient } from '../sdk/src/generated/client/index.js';
+import { createDataset, createOrganization, getFileHandler } from '../sdk/src/generated/sdk.gen.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
 import { postMultipart } from './multipart.js';
 import { fmt, table } from './report.js';

@@ -4,9 +4,9 @@
 // entries). Figures: chunks/s over the whole run, API/raw ratio, batch latency, CPU and memory.
 import http from 'node:http';
 import type { Knex } from 'knex';
-import { createClient, type Client } from '../generated/client/client/index.js';
-import { createDataset, createOrganization } from '../generated/client/sdk.gen.js';
-import type { ChunkReqPayload } from '../generated/client/types.gen.js';
+import { createClient, type Client } from '../sdk/src/generated/client/index.js';
+import { createDataset, createOrganization } from '../sdk/src/generated/sdk.gen.js';
+import type { ChunkReqPayload } from '../sdk/src/generated/types.gen.js';
 import { loadConfig, type Config } from '../server/config.js';
 import { startService, type RunningService } from '../server/main.js';
 import { ensureVectorIndex, needsVectorIndex, type DistanceMetric } from '../server/store/vectors.js';

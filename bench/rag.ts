@@ -12,8 +12,8 @@
 // Reported: p50 / p99 of each, and service − direct, what the service adds (reading the chunks,
 // building the prompt, its HTTP, and the RAG query it records); for a topic, also what it adds
 // beyond its search.
-import { createClient } from '../generated/client/client/index.js';
-import { createChunk, createDataset, createOrganization, createTopic } from '../generated/client/sdk.gen.js';
+import { createClient } from '../sdk/src/generated/client/index.js';
+import { createChunk, createDataset, createOrganization, createTopic } from '../sdk/src/generated/sdk.gen.js';
 import { startLlmStandIn } from '../test/support/llmStandIn.js';
 import { generateCorpus } from './corpus.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';

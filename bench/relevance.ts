@@ -3,9 +3,9 @@
 // type against the collection's reference BM25 figure, how many queries return nothing, and the
 // client-measured latency of the searches.
 import os from 'node:os';
-import { createClient, type Client } from '../generated/client/client/index.js';
-import { createChunk, createDataset, createOrganization, searchChunks } from '../generated/client/sdk.gen.js';
-import type { ChunkReqPayload, SearchMethod, SearchResponseBody } from '../generated/client/types.gen.js';
+import { createClient, type Client } from '../sdk/src/generated/client/index.js';
+import { createChunk, createDataset, createOrganization, searchChunks } from '../sdk/src/generated/sdk.gen.js';
+import type { ChunkReqPayload, SearchMethod, SearchResponseBody } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { startService } from '../server/main.js';

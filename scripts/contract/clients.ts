@@ -1,7 +1,7 @@
-// The clients `npm run generate` makes from the bundled contract with hey-api, each into its own
-// folder: the service's tests' client in generated/client, and the published SDK's in
-// sdk/src/generated (imports with `.js` extensions, as Node's ESM resolution and `moduleResolution:
-// NodeNext` need them; no built-in base URL, the SDK's user gives one).
+// The client `npm run generate` makes from the bundled contract with hey-api: the published SDK's,
+// in sdk/src/generated (imports with `.js` extensions, as Node's ESM resolution and `moduleResolution:
+// NodeNext` need them; no built-in base URL, the SDK's user gives one). The service's types, its
+// tests and the bench use the same one, so there is one generated client.
 import type { UserConfig } from '@hey-api/openapi-ts';
 
 export interface GeneratedClient {
@@ -13,10 +13,6 @@ export interface GeneratedClient {
 }
 
 export const generatedClients: GeneratedClient[] = [
-  {
-    folder: 'generated/client',
-    plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
-  },
   {
     folder: 'sdk/src/generated',
     module: { extension: '.js' },

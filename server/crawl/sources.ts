@@ -1,7 +1,7 @@
 // The source a crawl reads, by its kind: a website (firecrawl, the reference's name for it), a
 // Shopify store's product listing, an OpenAPI document, or a YouTube channel's videos. Each yields
 // pages with their chunks.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { OutboundSettings } from '../engines/outbound.js';
 import { crawlOpenApi } from './openapi/index.js';
 import { crawlShopify } from './shopify/index.js';

@@ -3,7 +3,7 @@
 // organization, and to a user when a user made it (or it was made for an API-only user).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { operations } from '../../generated/handlers.js';
 import { roleNames, type Caller, type Role } from '../auth/caller.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';

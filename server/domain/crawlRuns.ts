@@ -3,7 +3,7 @@
 // drops the chunks of pages the run did not find again, and ends Completed or Failed. Every step is
 // idempotent, so a run retried after a crash stores each page once.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { BATCH_LIMIT, createChunks } from './chunks/create.js';
 import { deleteChunks } from './chunks/delete.js';
 import type { ChunkWriteServices } from './chunks/write.js';

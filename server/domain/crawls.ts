@@ -5,7 +5,7 @@
 // address, or a YouTube channel the YouTube Data API knows (with YOUTUBE_API_KEY configured); a
 // positive `limit`.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { workflowIds } from '../../workflows/registry.js';
 import { WorkflowAlreadyRunningError } from '../engines/workflows/types.js';
 import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../engines/outbound.js';

@@ -1,7 +1,7 @@
 // Datasets as the rest of the service sees them, how a `SVC-Dataset` value names one, and the
 // dataset operations.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { workflowIds } from '../../workflows/registry.js';
 import type { Caller } from '../auth/caller.js';
 import { WorkflowAlreadyRunningError } from '../engines/workflows/types.js';

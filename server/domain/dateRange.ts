@@ -1,6 +1,6 @@
 // A date range of a report's filter (`gt`, `gte`, `lt`, `lte`, each `YYYY-MM-DD HH:MM:SS.mmm` or a
 // prefix of it, or ISO 8601) as instants. No I/O here.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../errors.js';
 
 /** One end of a range, and whether the value itself is in it. */

@@ -1,7 +1,7 @@
 // Dataset events: what background work (file ingestion, crawls, deletions, clears...) reports to
 // a dataset's owners, read back through POST /api/dataset/events.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../format.js';
 import { datasetEvents } from '../metrics.js';
 

@@ -2,7 +2,7 @@
 // Every read and write is scoped to one dataset: a group or chunk of another dataset is not found.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { badRequest, notFound, payloadTooLarge } from '../errors.js';
 import { timestamp } from '../format.js';
 import type { Services } from '../services.js';

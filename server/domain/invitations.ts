@@ -1,7 +1,7 @@
 // Invitations of emails to organizations. No email is sent: an invitation turns into a membership
 // when a user is created for the email, or at once when the email already belongs to a user.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { Caller, Role } from '../auth/caller.js';
 import { badRequest, notFound } from '../errors.js';
 import { timestamp } from '../format.js';

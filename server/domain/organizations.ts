@@ -3,7 +3,7 @@
 // dataset configuration changes.
 import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { badRequest, notFound } from '../errors.js';
 import { nullableTimestamp, timestamp } from '../format.js';
 import { WorkflowAlreadyRunningError, type WorkflowEngine } from '../engines/workflows/types.js';

@@ -1,6 +1,6 @@
 // RAG analytics: reports over the dataset's recorded RAG queries.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../format.js';
 import { dateBounds } from './dateRange.js';
 

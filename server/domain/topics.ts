@@ -2,7 +2,7 @@
 // and their messages, read and written here. A topic's copy copies its messages, and deleting a
 // topic deletes them (the table cascades). A question and its answer are written together.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { badRequest, notFound } from '../errors.js';
 import { timestamp } from '../format.js';
 

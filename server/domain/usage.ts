@@ -2,7 +2,7 @@
 // features the service does not offer yet (search and token metering, OCR, crawl pages, analytics
 // events) are 0 until those features record them.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../errors.js';
 import { countChunks, countDatasets, countMessages, countMessagesSince, countUsers, startOfMonth, sumFileBytes } from './quotas.js';
 

@@ -3,7 +3,7 @@
 // without being a member of any: it is not counted against plans nor listed among members.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { roleNames, type Caller, type Role } from '../auth/caller.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import { timestamp } from '../format.js';

@@ -3,7 +3,7 @@
 // chunk already exists is skipped, so a retried or replayed range creates nothing twice. Each batch
 // locks the file's row as it writes, so none lands after the file's deletion has begun.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { BATCH_LIMIT, createChunks } from '../domain/chunks/create.js';
 import { deleteChunks } from '../domain/chunks/delete.js';
 import type { ChunkWriteServices } from '../domain/chunks/write.js';

@@ -1,7 +1,7 @@
 // One chunk per record (CSV row, JSONL line, JSON array item), as the reference's CSV/JSONL upload
 // makes them: the record (nulls dropped) as JSON is the chunk's text, the record is its metadata,
 // and the upload's field mappings fill the chunk's other fields from the record's fields.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { parseTimeStamp } from '../domain/chunks/input.js';
 import type { Row } from './extract/index.js';
 import type { IngestOptions } from './options.js';

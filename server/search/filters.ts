@@ -10,7 +10,7 @@
 // (`not coalesce(..., false)`), so that chunk is kept.
 // A field condition with several operators (say `range` and `match_any`) needs all of them to hold.
 import type { Knex } from 'knex';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { groupMembership, idCondition, numberColumn, tagColumn, textColumn, timeColumn } from './filters/columns.js';
 import { OPERATORS, type Context, type FieldKind } from './filters/field.js';
 import { location } from './filters/geo.js';

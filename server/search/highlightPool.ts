@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Piscina from 'piscina';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { type Highlighted, highlight } from './highlights.js';
 
 interface PageTask {

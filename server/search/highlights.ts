@@ -7,7 +7,7 @@
 // and everything unmarked stays byte for byte.
 // Pure and synchronous; O(text length × query words).
 import { stem } from 'porter2';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { htmlTextParser } from '../text/html.js';
 
 export interface Highlighted {

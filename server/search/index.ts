@@ -1,7 +1,7 @@
 // Runs a search: the request made concrete, retrieval and ranking, the chunks loaded and shaped, the
 // search recorded for analytics. Handlers choose the response version; group searches reuse the steps.
 import { randomUUID } from 'node:crypto';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../auth/caller.js';
 import { CHUNK_COLUMNS, chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';

@@ -7,7 +7,7 @@
 //
 // Group recommendations gather the recommended chunks by group, as group-oriented search does
 // (./groups/gather.ts), from the chunks of the example groups.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { type ApiVersion, CHUNK_COLUMNS, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';

@@ -1,6 +1,6 @@
 // A search request as the service runs it: the API key's forced parameters applied, the page size
 // checked, and the text helpers of query cleaning.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../auth/caller.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';

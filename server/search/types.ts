@@ -1,5 +1,5 @@
 // What the search operations ask of retrieval, and what they get back.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import type { FilterReads } from './filters/passing.js';
 import type { TermBoost } from './query/boost.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization } from '../../generated/client/sdk.gen.js';
+import { createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import { projectPath } from '../../scripts/contract/paths.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';

@@ -5,8 +5,8 @@
 // terms by PostgreSQL's analyzer, as the write path stores them): large enough, quickly, to make
 // the index read few postings, score selective filters directly and read deeper for broad ones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { retrieve } from '../../server/search/retrieval/index.js';

@@ -15,8 +15,8 @@ import {
   createOrganization,
   scrollDatasetChunks,
   searchChunks,
-} from '../../generated/client/sdk.gen.js';
-import type { SearchResponseBody } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { SearchResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { mode } from '../support/env.js';
 import { CASES, CHUNKS, fixtureColumns, ids, type Filter } from '../support/filter-cases.js';
 import { startTestService, type TestService } from '../support/service.js';

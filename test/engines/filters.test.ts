@@ -2,7 +2,7 @@
 // same in both modes, PGlite and PostgreSQL), and a table of filters refused with 400. The cases live
 // in test/support/filter-cases.ts; test/engines/filter-search.test.ts runs them through every search.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { HttpError } from '../../server/errors.js';
 import { applyChunkFilter, validateChunkFilter } from '../../server/search/filters.js';
 import { openStore, type Store } from '../../server/store/db.js';

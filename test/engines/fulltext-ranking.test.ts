@@ -3,8 +3,8 @@
 // word being typed; near spellings on Typesense). The fixture: 300 chunks about a harbour's services
 // (common words), a few with a rarer word, one with a word no other chunk holds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createDataset, createOrganization } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createDataset, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { RetrievalRequest } from '../../server/search/types.js';

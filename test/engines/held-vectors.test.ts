@@ -3,8 +3,8 @@
 // true neighbour found and every score the exact one; and the held vectors kept current by the
 // change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';

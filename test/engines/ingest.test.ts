@@ -16,7 +16,7 @@ import {
   getFilesCursorHandler,
   searchChunks,
   uploadFileHandler,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import { checkResponse } from '../support/contract.js';
 import { ADMIN_KEY } from '../support/service.js';
 import { createActivities } from '../../workflows/activities/index.js';

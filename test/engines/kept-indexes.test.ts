@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import { writeVectors } from '../../server/store/vectors.js';

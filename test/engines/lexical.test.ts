@@ -2,8 +2,8 @@
 // PostgreSQL in the embedded project, Typesense in the full project), fed by the service's own chunk
 // writes: what a query word matches beyond itself, and that writes, updates and deletes reach it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization, deleteChunk, updateChunk } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createOrganization, deleteChunk, updateChunk } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { mode } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';
 

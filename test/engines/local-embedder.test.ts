@@ -2,8 +2,8 @@
 // how its queue treats queries and documents, and a service whose default embedder it is, through
 // the API in the mode's engines: semantic search finds meaning that shares no word with the query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization, searchChunks, updateDataset } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createOrganization, searchChunks, updateDataset } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { LOCAL_MODEL } from '../../server/engines/embeddings/local/files.js';
 import { LocalEmbedder, localModelInstalled } from '../../server/engines/embeddings/local/index.js';
 import { EmbeddingError } from '../../server/engines/embeddings/types.js';

@@ -2,8 +2,8 @@
 // typo correction against it, weighted multi-query fusion, and the conditions of quoted and negated
 // words in every search type. Chunks are written through the API, so the write path is the real one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createDataset, createOrganization, deleteChunk, updateChunk } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createDataset, createOrganization, deleteChunk, updateChunk } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpError } from '../../server/errors.js';
 import { fuseWeightedLists } from '../../server/search/query/fusion.js';

@@ -3,8 +3,8 @@
 // be worked out by hand from the formulas in server/search/ranking/. The reranker seam is tested
 // against a local stand-in server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpReranker } from '../../server/engines/reranker/http.js';
 import { RerankerError } from '../../server/engines/reranker/index.js';

@@ -2,8 +2,8 @@
 // full-text in the embedded project, PostgreSQL + pgvector + Typesense in the full project. One
 // fixture dataset of 30 chunks on distinct topics; its chunks are written through the API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { HttpError } from '../../server/errors.js';
 import { countMatches, reciprocalRankFusion, retrieve } from '../../server/search/retrieval/index.js';

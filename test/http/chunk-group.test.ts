@@ -20,8 +20,8 @@ import {
   getGroupsForDataset,
   removeChunkFromGroup,
   updateChunkGroup,
-} from '../../generated/client/sdk.gen.js';
-import type { ChunkGroup, ChunkGroupAndFileId, GetChunksInGroupsResponseBody, GroupsBookmarkQueryResult } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { ChunkGroup, ChunkGroupAndFileId, GetChunksInGroupsResponseBody, GroupsBookmarkQueryResult } from '../../sdk/src/generated/types.gen.js';
 import { seedChunk, seedFile } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 import { termColumns } from '../../server/domain/chunks/write.js';

@@ -17,8 +17,8 @@ import {
   splitHtmlContent,
   updateChunk,
   updateChunkByTrackingId,
-} from '../../generated/client/sdk.gen.js';
-import type { ChunkMetadata, ChunkReqPayload } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { ChunkMetadata, ChunkReqPayload } from '../../sdk/src/generated/types.gen.js';
 import { BuiltinEmbedder } from '../../server/engines/embeddings/builtin.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import { vectorLiteral } from '../../server/store/vectors.js';

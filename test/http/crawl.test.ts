@@ -17,8 +17,8 @@ import {
   getEvents,
   searchChunks,
   updateCrawlRequest,
-} from '../../generated/client/sdk.gen.js';
-import type { CrawlRequest, SearchChunkQueryResponseBody } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { CrawlRequest, SearchChunkQueryResponseBody } from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { mode } from '../support/env.js';
 import { startTestService, type TestService } from '../support/service.js';

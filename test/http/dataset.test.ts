@@ -19,7 +19,7 @@ import {
   getEvents,
   getUsageByDatasetId,
   updateDataset,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import { defaultConfiguration } from '../../server/domain/datasetConfig.js';
 import { emitEvent } from '../../server/domain/events.js';
 import { seedFile, seedGroup } from '../support/seed.js';

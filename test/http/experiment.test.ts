@@ -13,8 +13,8 @@ import {
   getExperiment,
   getExperiments,
   updateExperiment,
-} from '../../generated/client/sdk.gen.js';
-import type { Experiment, ExperimentConfig } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { Experiment, ExperimentConfig } from '../../sdk/src/generated/types.gen.js';
 import { assignTreatment } from '../../server/domain/experiments/assignment.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

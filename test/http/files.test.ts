@@ -19,8 +19,8 @@ import {
   getFilesCursorHandler,
   uploadFileHandler,
   uploadHtmlPage,
-} from '../../generated/client/sdk.gen.js';
-import type { FileRecord } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { FileRecord } from '../../sdk/src/generated/types.gen.js';
 import { crawlWebhookSecret, signedLink } from '../../server/domain/files/links.js';
 import { checkResponse } from '../support/contract.js';
 import { createActivities } from '../../workflows/activities/index.js';

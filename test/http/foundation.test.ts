@@ -1,6 +1,6 @@
 // The HTTP foundation: health, docs, the error body for every kind of failure, bootstrap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrganization, healthCheck } from '../../generated/client/sdk.gen.js';
+import { createOrganization, healthCheck } from '../../sdk/src/generated/sdk.gen.js';
 import { mode } from '../support/env.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

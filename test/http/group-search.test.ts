@@ -11,13 +11,13 @@ import {
   createOrganizationApiKey,
   searchOverGroups,
   searchWithinGroup,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import type {
   DeprecatedSearchOverGroupsResponseBody,
   SearchOverGroupsResponseBody,
   SearchWithinGroupResponseBody,
   SearchWithinGroupResults,
-} from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/types.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;

@@ -2,8 +2,8 @@
 // the chunk holds (as the index analyses both: PostgreSQL's English stemming) is marked in it. Word
 // forms differ between query and chunk on purpose (plural, tense, case, suffixes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createDataset, createOrganization, searchChunks } from '../../generated/client/sdk.gen.js';
-import type { ChunkMetadata, SearchResponseBody } from '../../generated/client/types.gen.js';
+import { createChunk, createDataset, createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
+import type { ChunkMetadata, SearchResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrganization, editImage, generateMessageCompletions, getToolFunctionParams, transcribeAudio } from '../../generated/client/sdk.gen.js';
+import { createOrganization, editImage, generateMessageCompletions, getToolFunctionParams, transcribeAudio } from '../../sdk/src/generated/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { type LlmStandIn, startLlmStandIn, TINY_PNG_BASE64 } from '../support/llmStandIn.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';

@@ -19,7 +19,7 @@ import {
   getRagAnalytics,
   regenerateMessage,
   regenerateMessagePatch,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkResponse } from '../support/contract.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';

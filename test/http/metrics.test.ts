@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createCrawl, createOrganization, createOrganizationApiKey, searchChunks } from '../../generated/client/sdk.gen.js';
+import { createCrawl, createOrganization, createOrganizationApiKey, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;

@@ -18,7 +18,7 @@ import {
   postInvitation,
   updateAllOrgDatasetConfigs,
   updateOrganization,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import { seedChunk, seedDataset, seedFile } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

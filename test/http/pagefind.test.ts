@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization, getEvents, updateDataset } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization, getEvents, updateDataset } from '../../sdk/src/generated/sdk.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 

@@ -4,7 +4,7 @@
 // long the page takes to load is printed (and kept in the note of the change that made it).
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization, updateDataset } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization, updateDataset } from '../../sdk/src/generated/sdk.gen.js';
 import { chromiumPath, checkPageResponses, launchBrowser, noBrowserMessage } from '../support/browser.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
 import { startTestService, type TestService } from '../support/service.js';

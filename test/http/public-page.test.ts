@@ -3,7 +3,7 @@
 // and taken away when the dataset stops being public or is deleted. (public-page-browser.test.ts
 // drives the page itself in a browser.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChunk, createOrganization, getOrganizationApiKeys, updateDataset } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization, getOrganizationApiKeys, updateDataset } from '../../sdk/src/generated/sdk.gen.js';
 import { PUBLIC_PAGE_ROUTES, publicPageKeyName } from '../../server/domain/publicPage/keys.js';
 import type { PageSettings } from '../../server/publicPage/settings.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';

@@ -5,7 +5,7 @@
 // recorded.
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createChunk, createOrganization, generateOffChunks, getRagAnalytics, getSuggestedQueries } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization, generateOffChunks, getRagAnalytics, getSuggestedQueries } from '../../sdk/src/generated/sdk.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkHallucinations } from '../../server/domain/rag/hallucinations.js';
 import { checkResponse } from '../support/contract.js';

@@ -9,8 +9,8 @@ import {
   createOrganization,
   getRecommendedChunks,
   getRecommendedGroups,
-} from '../../generated/client/sdk.gen.js';
-import type { ChunkMetadataWithScore, GroupScoreChunk, RecommendChunksResponseBody, RecommendGroupsResponseBody } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { ChunkMetadataWithScore, GroupScoreChunk, RecommendChunksResponseBody, RecommendGroupsResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;

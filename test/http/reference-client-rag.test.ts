@@ -5,7 +5,7 @@
 // against the contract.
 import { TrieveSDK } from 'trieve-ts-sdk';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { createChunk, createOrganization } from '../../generated/client/sdk.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
 import { ADMIN_KEY, checkedFetch, startTestService, type TestService } from '../support/service.js';
 

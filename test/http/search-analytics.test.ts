@@ -11,8 +11,8 @@ import {
   getSearchAnalytics,
   searchChunks,
   setSearchQueryRating,
-} from '../../generated/client/sdk.gen.js';
-import type { SearchAnalytics, SearchResponseBody } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { SearchAnalytics, SearchResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { seedChunk } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

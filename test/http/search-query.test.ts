@@ -2,8 +2,8 @@
 // corrected_query in both API versions, quoted and negated words and stop words in every search
 // type, and the refusals of bad query input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countChunks, createChunk, createDataset, createOrganization, searchChunks } from '../../generated/client/sdk.gen.js';
-import type { ChunkMetadata, SearchChunkQueryResponseBody, SearchResponseBody } from '../../generated/client/types.gen.js';
+import { countChunks, createChunk, createDataset, createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
+import type { ChunkMetadata, SearchChunkQueryResponseBody, SearchResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;

@@ -3,8 +3,8 @@
 // (a local stand-in server), weights, tag weights, recency and location biases, MMR, hybrid search
 // reranked by the dataset's reranker, and the 400s of bad or conflicting options.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { autocomplete, createChunk, createDataset, createOrganization, searchChunks } from '../../generated/client/sdk.gen.js';
-import type * as T from '../../generated/client/types.gen.js';
+import { autocomplete, createChunk, createDataset, createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { startStandInReranker, type StandInReranker } from '../support/reranker.js';
 import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';

@@ -9,8 +9,8 @@ import {
   createOrganization,
   createOrganizationApiKey,
   searchChunks,
-} from '../../generated/client/sdk.gen.js';
-import type { SearchChunkQueryResponseBody, SearchResponseBody } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { SearchChunkQueryResponseBody, SearchResponseBody } from '../../sdk/src/generated/types.gen.js';
 import { ALLOW_LOCAL_STAND_INS } from '../support/outbound.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

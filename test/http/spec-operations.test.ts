@@ -10,7 +10,7 @@ import {
   getOrganization,
   getOrganizationApiKeys,
   getRagAnalytics,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import { seedChunk, seedCrawl, seedDataset, seedFile, seedGroup, seedRagQuery } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

@@ -14,8 +14,8 @@ import {
   getAllTopicsForOwnerId,
   getMessageById,
   updateTopic,
-} from '../../generated/client/sdk.gen.js';
-import type { Topic } from '../../generated/client/types.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
+import type { Topic } from '../../sdk/src/generated/types.gen.js';
 import { nameFromMessage } from '../../server/domain/topics.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

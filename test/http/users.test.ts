@@ -15,7 +15,7 @@ import {
   getUserApiKeys,
   postInvitation,
   updateUser,
-} from '../../generated/client/sdk.gen.js';
+} from '../../sdk/src/generated/sdk.gen.js';
 import { bootstrapInstanceAdmin } from '../../server/domain/users.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 

@@ -1,7 +1,7 @@
 // The filter cases every engine must agree on: a fixture of chunks with every filterable field, and
 // a table of filters with the tracking ids each must select. Used by the SQL-level filter tests and
 // by the search-level suite that runs each case through every search type and lexical engine.
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 
 export const PARIS = { lat: 48.8566, lon: 2.3522 };
 export const VERSAILLES = { lat: 48.8049, lon: 2.1204 }; // 17.9 km from Paris

@@ -1,8 +1,8 @@
 // A running service for HTTP-level tests, with a fetch that checks every response against the contract.
 import { expect } from 'vitest';
-import { createClient, type Client } from '../../generated/client/client/index.js';
-import { createDataset } from '../../generated/client/sdk.gen.js';
-import type { DatasetConfigurationDto } from '../../generated/client/types.gen.js';
+import { createClient, type Client } from '../../sdk/src/generated/client/index.js';
+import { createDataset } from '../../sdk/src/generated/sdk.gen.js';
+import type { DatasetConfigurationDto } from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { startService, type RunningService } from '../../server/main.js';
 import { checkResponse } from './contract.js';

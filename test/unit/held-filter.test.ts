@@ -2,7 +2,7 @@
 // checked chunk by chunk: random must / should / must_not filters of match_any and match_all over a
 // corpus with untagged, removed and re-written chunks. And which filters are left to SQL.
 import { describe, expect, it } from 'vitest';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { heldPassing, tagFilterOf } from '../../server/search/filters/held.js';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
 import { prng } from '../support/prng.js';

@@ -5,7 +5,7 @@ import { parseDocument, DomUtils } from 'htmlparser2';
 import { stem } from 'porter2';
 import wordListPath from 'word-list';
 import { describe, expect, it } from 'vitest';
-import type * as T from '../../generated/client/types.gen.js';
+import type * as T from '../../sdk/src/generated/types.gen.js';
 import { HIGHLIGHT_DEFAULTS, highlight, type Highlighted } from '../../server/search/highlights.js';
 
 const PRE = '<mark><b>';

@@ -2,7 +2,7 @@
 // and how long users spend in them. The component of an event is its metadata's
 // component_props.componentName. Graphs have the buckets of the search analytics graphs.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { dateBounds } from '../dateRange.js';
 import { filled, granularityOf, graphSpan } from '../searchAnalytics/buckets.js';
 import { offsetOf } from './filters.js';

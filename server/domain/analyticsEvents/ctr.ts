@@ -1,7 +1,7 @@
 // Click-through reports (get_ctr_analytics): how many searches or recommendations were clicked and
 // where, and lists of those with and without clicks.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../../format.js';
 import { chunkRecord } from '../chunks/records.js';
 import { dateBounds } from '../dateRange.js';

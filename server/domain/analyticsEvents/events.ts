@@ -1,6 +1,6 @@
 // Reading recorded events: one by id, or a filtered page (get_event_by_id, get_all_events).
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { timestamp } from '../../format.js';
 import { dateBounds } from '../dateRange.js';

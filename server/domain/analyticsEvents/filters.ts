@@ -1,6 +1,6 @@
 // The filters of the event and CTR reports checked and made concrete (date ranges: ../dateRange.ts):
 // score bounds, pages, and `metadata_filter` (`path = value`) as a path and a JSON value. No I/O here.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 
 export const PAGE_SIZE = 10;

@@ -5,7 +5,7 @@
 // way, so the search a click names may still be queued: when it is not found, the queue is flushed
 // and it is looked up again before the click is refused. Datasets with DISABLE_ANALYTICS record nothing.
 import { randomUUID } from 'node:crypto';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { datasetConfig } from '../datasetConfig.js';

@@ -3,7 +3,7 @@
 // updated; without it, that chunk is left as it is and returned as stored.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest, planLimitReached } from '../../errors.js';
 import type { DatasetRow } from '../datasets.js';
 import { planOf, reservePlanCapacity } from '../quotas.js';

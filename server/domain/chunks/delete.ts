@@ -1,6 +1,6 @@
 // Deleting chunks: the rows (with their vectors and bookmarks) in one transaction, then their lexical
 // index entries. An entry left behind when the index fails has no row, so no search can return it.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 import { applyChunkFilter, validateChunkFilter } from '../../search/filters.js';
 import type { Services } from '../../services.js';

@@ -1,6 +1,6 @@
 // Reading chunks: one by id or tracking id, many in the order asked, and scrolling with filters.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { applyChunkFilter } from '../../search/filters.js';
 import { CHUNK_COLUMNS, type ChunkRow, chunkColumnsOf } from './records.js';

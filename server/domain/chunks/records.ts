@@ -1,5 +1,5 @@
 // Chunk rows and the records the API returns for them, in either API version's shape.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../../format.js';
 
 export interface ChunkRow {

@@ -1,5 +1,5 @@
 // Splits an HTML document at its headings: each piece of body text carries the headings above it.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { htmlTextParser, PlainText } from '../../text/html.js';
 
 const HEADING = /^h([1-6])$/;

@@ -1,6 +1,6 @@
 // Updating a chunk: given fields replace stored ones; when its content changes it is embedded and
 // indexed again, index first, then the row and vector in one transaction.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';

@@ -1,6 +1,6 @@
 // The rules of an experiment's configuration: two treatments with different names, shares between
 // 0 and 1 that add up to 1, names and area with more than white space. No I/O here.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 
 /** How far from 1 the two shares may add up to: the reference sends them as 32-bit floats. */

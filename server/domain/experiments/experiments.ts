@@ -1,7 +1,7 @@
 // A dataset's A/B experiments and the treatments their users were put in, read and written here.
 // An experiment of another dataset is out of reach, exactly like one that does not exist.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { timestamp } from '../../format.js';
 import { assignTreatment } from './assignment.js';

@@ -3,7 +3,7 @@
 // makes one chunk per row.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest, HttpError, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';

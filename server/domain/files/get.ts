@@ -1,5 +1,5 @@
 // A file's record with its signed download link.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Services } from '../../services.js';
 import { DEFAULT_DOWNLOAD_TTL_S, signedLink } from './links.js';
 import { fileRecord, findFile } from './records.js';

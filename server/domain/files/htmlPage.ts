@@ -1,7 +1,7 @@
 // Pages a crawler delivers: authenticated by the crawl's scrape id and the webhook secret the
 // service issued for it, stored as an HTML (or Markdown) file of the crawl's dataset and ingested.
 import { Readable } from 'node:stream';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest, forbidden, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';

@@ -1,6 +1,6 @@
 // Files of a dataset: scrolled by id with their chunk groups (spec operation 7), or paged newest first.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { groupRecord, type GroupRow } from '../groups.js';
 import { fileRecord, UNLISTED_STATUSES, type FileRow } from './records.js';
 

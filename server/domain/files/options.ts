@@ -1,7 +1,7 @@
 // Checks what an upload says about its file (name, tags, time stamp, ingestion options) before any
 // byte is stored, so bad input is refused with the field named instead of failing later.
 import mime from 'mime-types';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 import { parseTimeStamp } from '../chunks/input.js';
 import { joinTags } from './records.js';

@@ -1,6 +1,6 @@
 // File rows and the records the API shows of them.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { timestamp } from '../../format.js';
 

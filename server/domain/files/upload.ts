@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { workflowIds } from '../../../workflows/registry.js';
 import { ObjectTooLargeError } from '../../engines/storage/types.js';
 import { badRequest, HttpError, payloadTooLarge, planLimitReached } from '../../errors.js';

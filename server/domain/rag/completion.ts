@@ -1,6 +1,6 @@
 // A completion of a system and a user message (generate_message_completions): no chunks, no topic,
 // nothing recorded; the dataset's endpoint and model as for RAG.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { ChatMessage } from '../../engines/llm/index.js';
 import type { Services } from '../../services.js';
 import type { DatasetRow } from '../datasets.js';

@@ -5,7 +5,7 @@
 // answer is complete (with the plan's message quotas checked in it), so a failed or abandoned answer
 // leaves the topic as it was.
 import { randomUUID } from 'node:crypto';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../../auth/caller.js';
 import type { ChatMessage, ChatModel, ChatRequest } from '../../engines/llm/index.js';
 import { badRequest, notFound } from '../../errors.js';

@@ -2,7 +2,7 @@
 // conversation go to the dataset's model; the answer comes back whole or as it is written, and is
 // recorded as a RAG query once complete.
 import { randomUUID } from 'node:crypto';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { ChatRequest } from '../../engines/llm/index.js';
 import { notFound } from '../../errors.js';
 import type { Services } from '../../services.js';

@@ -1,6 +1,6 @@
 // Image edits (edit_image): the caller's images and prompt go to the dataset's endpoint with the model
 // Trieve uses; the images made come back as data: URLs, so nothing is stored.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { editImages } from '../../engines/llm/images.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';

@@ -1,7 +1,7 @@
 // The images a caller gives to edit, as bytes: base64 decoded here, URLs fetched under the outbound
 // rules (a tenant's URL reaches no private address and never carries an instance key). Together
 // they are bounded, and each must be PNG, JPEG or WebP by its first bytes.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { ImageFile } from '../../engines/llm/images.js';
 import { OutboundRefusedError, OutboundUnreachableError, outboundFetch, type OutboundSettings } from '../../engines/outbound.js';
 import { badRequest, HttpError } from '../../errors.js';

@@ -2,7 +2,7 @@
 // as a search of type rag_chunks or rag_groups), what the model reads of them, and how they are sent
 // with the answer: a JSON array of chunk records with their highlights and score, without `||`,
 // which separates them from the completion.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../../auth/caller.js';
 import { searchOverGroups } from '../../search/groups/search.js';
 import { type Result, runSearch } from '../../search/index.js';

@@ -2,7 +2,7 @@
 // chunks (those a search for `query` finds, else a sample) and writes queries a user could search
 // them with, one per line; the lines become the suggestions.
 import { randomUUID } from 'node:crypto';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 import { passingQuery } from '../../search/filters/passing.js';
 import { retrieve } from '../../search/retrieval/index.js';

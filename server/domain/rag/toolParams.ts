@@ -1,7 +1,7 @@
 // Parameters of a caller's function filled in by the model (get_tool_function_params): the function
 // becomes one tool the model must call, and of the arguments it gives only the declared parameters
 // of the declared type are kept, so the caller gets what it asked for or nothing.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { callTool, type ContentPart } from '../../engines/llm/tools.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';

@@ -1,6 +1,6 @@
 // The buckets of a graph: UTC seconds, minutes, hours, days or months, every one from the first to
 // the last, so that a bucket without searches shows as 0 rather than as a gap. No I/O here.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 import { timestamp } from '../../format.js';
 import type { Bound } from '../dateRange.js';

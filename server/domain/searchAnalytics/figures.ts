@@ -1,7 +1,7 @@
 // The search analytics reports that are figures over the whole scope: metrics, counts by type,
 // popular filters, the event funnel.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { percentile } from './histogram.js';
 import type { Scope } from './scope.js';
 import * as store from './store.js';

@@ -1,7 +1,7 @@
 // The search analytics reports that are graphs over time: one point per bucket, every bucket of the
 // span present (0 where there was nothing to count).
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { filled, graphSpan } from './buckets.js';
 import type { Scope } from './scope.js';
 import * as store from './store.js';

@@ -1,7 +1,7 @@
 // Search analytics (POST /api/analytics/search): the report a request's `type` names, over the
 // dataset's searches that its filter keeps; and the rating of a search (PUT /api/analytics/search).
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { granularityOf } from './buckets.js';
 import * as figures from './figures.js';

@@ -1,7 +1,7 @@
 // The search analytics reports that list searches or queries, ten a page, and the one that shows a
 // single search.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { searchRecord } from './records.js';
 import type { Scope } from './scope.js';

@@ -1,5 +1,5 @@
 // A recorded search as the interface shows it (SearchQueryEvent). No I/O here.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../../format.js';
 import type { ResultChunk, SearchRow } from './store.js';
 

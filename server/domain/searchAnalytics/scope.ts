@@ -1,6 +1,6 @@
 // Which searches a search analytics request counts: its filter checked and made concrete (instants
 // for the date range, the kind and method of search, bounds on rating and top score). No I/O here.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 import { type Bound, dateBounds } from '../dateRange.js';
 

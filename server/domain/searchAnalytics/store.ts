@@ -3,7 +3,7 @@
 // did about them (analytics_events, migration 030) and the chunks a search found. Every read is of
 // one dataset.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { HISTOGRAM_BUCKETS } from './histogram.js';
 import { type RollupUnit, splitAtUnits } from './rollupSplit.js';
 import type { Bound } from '../dateRange.js';

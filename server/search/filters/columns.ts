@@ -1,5 +1,5 @@
 // Conditions on the chunk's own columns, its group memberships and its ids.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Context, FieldKind } from './field.js';
 import { all, any, COMPARISONS, sql, trusted, type Sql } from './sql.js';
 import { asNumbers, asTexts, asUuids, bounds, fail, matchValues, readInstant, readNumber } from './values.js';

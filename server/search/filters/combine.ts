@@ -1,7 +1,7 @@
 // A request's filter narrowed by conditions of the service's own (the chunks of one group, chunks
 // other than some examples): appended to `must` and `must_not`, so the request's own conditions keep
 // their positions in error messages and `should` keeps its meaning.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { validateChunkFilter } from '../filters.js';
 
 export interface ExtraConditions {

@@ -1,5 +1,5 @@
 // What every kind of field condition shares: its operators, and where it is in the filter and the query.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Sql } from './sql.js';
 
 export const OPERATORS = ['match_any', 'match_all', 'range', 'date_range', 'boolean', 'geo_radius', 'geo_bounding_box', 'geo_polygon'] as const;

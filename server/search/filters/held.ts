@@ -6,7 +6,7 @@
 // The meaning is the SQL one (filters.ts): match_any is an overlap, match_all a containment, must
 // all hold, should at least one, must_not none; a chunk without tags matches no tag condition.
 // Anything else in the filter (another field, term conditions from the query) leaves it to SQL.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { seekOrdinal } from '../ordinals.js';
 import { hasTermConditions, type TermConditions } from '../query/conditions.js';
 import { asTexts, isObject } from './values.js';

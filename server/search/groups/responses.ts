@@ -1,7 +1,7 @@
 // Groups in the response shapes: V2 `SearchOverGroupsResults` (the group record and its chunks as
 // ScoreChunks), V1 `GroupScoreChunk` (the group's fields prefixed with `group_`, its chunks as
 // ScoreChunkDTOs). How each chunk is shown (slim, content only, highlights) is the caller's choice.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { groupRecord, type GroupRow } from '../../domain/groups.js';
 import { searchResponse, type Result } from '../index.js';
 import type { SearchPayload } from '../request.js';

@@ -2,7 +2,7 @@
 //   within one group  the chunk search with the group's membership ANDed into the filter;
 //   over groups       a window of chunk hits gathered by group (./gather.ts), a page of groups,
 //                     each with its best chunks; autocomplete is the same with prefix matching.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../../auth/caller.js';
 import type { ApiVersion } from '../../domain/chunks/records.js';
 import type { DatasetRow } from '../../domain/datasets.js';

@@ -7,7 +7,7 @@
 //   fulltext  the same: full-text ranks by BM25 (retrieval/fulltext.ts)
 //   hybrid    its keyword list as above; the fused ranks follow.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 
 export interface TermBoost {

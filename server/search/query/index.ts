@@ -11,7 +11,7 @@
 // text's ranked list by weighted reciprocal rank (fusion.ts). `scoring_options.semantic_boost` moves
 // the query vector (semantic, and hybrid's semantic half); `scoring_options.fulltext_boost` weighs
 // the phrase's terms more in keyword scoring (boost.ts: full-text, BM25, hybrid's keyword half).
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../domain/datasets.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';

@@ -1,7 +1,7 @@
 // The `query` field (`QueryTypes`): one text, or a list of texts with weights. Only text is searched
 // (no image or audio model is configured). Weights must be finite and at least one positive: a
 // negative weight pushes results away from its query, and a search needs something to move towards.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../errors.js';
 
 export interface WeightedText {

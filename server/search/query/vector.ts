@@ -7,7 +7,7 @@
 //   phrase's vector by `distance_factor` times their distance (away from it when negative), as a
 //   chunk's semantic boost moves the chunk's vector.
 // All texts go to the embedder in one batch.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { moveTowards } from '../../domain/chunks/vectors.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../domain/datasets.js';

@@ -1,7 +1,7 @@
 // What the ranking stage will do for a request: `sort_options` (and, for hybrid search on a dataset
 // with a reranker, the implicit cross-encoder pass) validated and made concrete, and how many
 // candidates it needs. Pure: no I/O, so the window is known before retrieval starts.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { datasetConfig, defaultConfiguration, type DatasetConfiguration } from '../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../domain/datasets.js';
 import { badRequest } from '../../errors.js';

@@ -9,7 +9,7 @@
 //                   its best negative one, else −(best negative)². With negatives only, every chunk
 //                   passing the filter is a candidate (an exact scan of the dataset).
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../domain/datasets.js';
 import type { Services } from '../../services.js';

@@ -1,7 +1,7 @@
 // The example chunks of a recommendation: named directly (by id or tracking id), or as the chunks of
 // example groups. Every name must be a chunk (or group) of the dataset: an unknown one is 404.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 
 export interface Examples {

@@ -1,6 +1,6 @@
 // Recommended chunks in the response shapes: V2 ScoreChunks, V1 records with their score
 // (`ChunkMetadataWithScore`, `tag_set` as text); `slim_chunks` leaves chunk_html out.
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { chunkRecord, type ChunkRow } from '../../domain/chunks/records.js';
 import type { ChunkShapes } from '../groups/index.js';
 import type { Result } from '../index.js';

@@ -14,7 +14,7 @@
 // idf·w) and the average vector its MAX_QUERY_TERMS best positive and negative terms; rarity is looked
 // up for at most MAX_IDF_TERMS terms, those weighing most over all examples.
 import type { Knex } from 'knex';
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../domain/datasets.js';
 import type { Services } from '../../services.js';

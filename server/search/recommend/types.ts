@@ -1,4 +1,4 @@
-import type * as T from '../../../generated/client/types.gen.js';
+import type * as T from '../../../sdk/src/generated/types.gen.js';
 import type { Hit } from '../types.js';
 
 /** A recommendation made ready: the best `n` chunks passing the filter, best first. */

@@ -15,7 +15,7 @@
 // `prioritize_domain_specifc_words` (default true): a query word the dataset holds that is not an
 // English word (a product name, a code word) is required in every result.
 import dl from 'damerau-levenshtein';
-import type * as T from '../../../../generated/client/types.gen.js';
+import type * as T from '../../../../sdk/src/generated/types.gen.js';
 import { badRequest } from '../../../errors.js';
 import type { Knex } from 'knex';
 import { isWord } from '../words.js';
