@@ -10,6 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import usearch from 'usearch';
+import { ID_LENGTH, SlotTable } from './slots.js';
 
 /** Vectors per block of storage (blocks keep any one allocation small at millions of vectors). */
 const BLOCK = 65_536;
@@ -66,7 +67,7 @@ class DatasetVectors {
     });
     /** Chunk id by slot (null: removed). A replaced vector takes a new slot; the graph keys by slot. */
     this.ids = [];
-    this.slotOf = new Map();
+    this.slotOf = new SlotTable();
     this.blocks = [];
     /** Each slot's sum of squares, in blocks as the vectors. */
     this.squareBlocks = [];
@@ -103,7 +104,7 @@ class DatasetVectors {
 
   removeOne(id) {
     const slot = this.slotOf.get(id);
-    if (slot === undefined) return;
+    if (slot < 0) return;
     this.slotOf.delete(id);
     this.ids[slot] = null;
     this.dead++;
@@ -112,19 +113,19 @@ class DatasetVectors {
 
   /**
    * The `k` nearest chunks among the graph's `candidates` nearest (none: no walk) and the chunks
-   * `also`, by exact distance (nearest first, ties by id), and whether the graph found all it was
-   * asked for.
+   * `also` (their ids one after another in one string), by exact distance (nearest first, ties by
+   * id), and whether the graph found all it was asked for.
    */
   nearest(query, k, candidates, also) {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     const found = wanted > 0 ? this.graph.search(query, wanted, 1).keys : new BigUint64Array(0);
-    const slots = new Int32Array(found.length + also.length);
+    const slots = new Int32Array(found.length + also.length / ID_LENGTH);
     let n = 0;
     for (const key of found) slots[n++] = Number(key);
-    for (const id of also) {
-      const slot = this.slotOf.get(id);
-      if (slot !== undefined) slots[n++] = slot;
+    for (let at = 0; at < also.length; at += ID_LENGTH) {
+      const slot = this.slotOf.get(also, at);
+      if (slot >= 0) slots[n++] = slot;
     }
     // In slot order: vectors next to each other in memory are read one after another.
     const ordered = slots.subarray(0, n).sort();
