@@ -146,8 +146,8 @@ class InProcessEngine implements WorkflowEngine {
 
   async schedule<N extends WorkflowName>(name: N, schedule: WorkflowSchedule<WorkflowInput<N>>): Promise<Date> {
     if (!Object.hasOwn(flows, name)) throw new Error(`unknown workflow ${String(name)}`);
-    const { scheduleId, workflowId, input, everyMs } = schedule;
-    const [row] = await this.db('workflow_schedules')
+    const { scheduleId, workflowId, input, everyMs, keepIfSame } = schedule;
+    const upsert = this.db('workflow_schedules')
       .insert({
         id: scheduleId,
         workflow: name,
@@ -157,9 +157,16 @@ class InProcessEngine implements WorkflowEngine {
         next_run_at: this.db.raw(`now() + ? * interval '1 millisecond'`, [everyMs]),
       })
       .onConflict('id')
-      .merge()
-      .returning('next_run_at');
-    return new Date(row.next_run_at);
+      .merge();
+    if (keepIfSame) {
+      upsert.whereRaw(
+        '(workflow_schedules.workflow, workflow_schedules.workflow_id, workflow_schedules.input, workflow_schedules.every_ms) is distinct from (excluded.workflow, excluded.workflow_id, excluded.input, excluded.every_ms)',
+      );
+    }
+    const [row] = await upsert.returning('next_run_at');
+    if (row) return new Date(row.next_run_at);
+    const kept = await this.db('workflow_schedules').where({ id: scheduleId }).first('next_run_at');
+    return new Date(kept.next_run_at);
   }
 
   async unschedule(scheduleId: string): Promise<void> {

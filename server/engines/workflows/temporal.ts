@@ -134,7 +134,11 @@ export async function createTemporalEngine(config: TemporalConfig, deps: Activit
 
     // A Temporal Schedule (listed under Schedules in the Temporal UI), its intervals counted from now.
     async schedule<N extends WorkflowName>(name: N, schedule: WorkflowSchedule<WorkflowInput<N>>): Promise<Date> {
-      const { scheduleId, workflowId, input, everyMs } = schedule;
+      const { scheduleId, workflowId, input, everyMs, keepIfSame } = schedule;
+      if (keepIfSame) {
+        const next = await sameScheduleNext(scheduleId, { name, workflowId, everyMs });
+        if (next) return next;
+      }
       await unschedule(scheduleId);
       const now = Date.now();
       const handle = await client.schedule.create({
@@ -151,6 +155,27 @@ export async function createTemporalEngine(config: TemporalConfig, deps: Activit
 
     close: () => (closing ??= close()),
   };
+
+  /** The next run of the schedule when it starts this workflow under this id this often (input aside); else null. */
+  async function sameScheduleNext(scheduleId: string, want: { name: string; workflowId: string; everyMs: number }): Promise<Date | null> {
+    let description;
+    try {
+      description = await client.schedule.getHandle(scheduleId).describe();
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) return null;
+      throw err;
+    }
+    const { action, spec, info } = description;
+    const interval = spec.intervals?.length === 1 ? spec.intervals[0].every : null;
+    // Temporal keeps intervals to the second.
+    const same =
+      action.type === 'startWorkflow' &&
+      action.workflowType === want.name &&
+      action.workflowId === want.workflowId &&
+      action.taskQueue === taskQueue &&
+      interval === Math.round(want.everyMs / 1000) * 1000;
+    return same ? (info.nextActionTimes[0] ?? null) : null;
+  }
 
   async function unschedule(scheduleId: string): Promise<void> {
     try {

@@ -14,6 +14,11 @@ export interface WorkflowSchedule<I> {
   input: I;
   /** How often it runs, the first time this long after it is scheduled. */
   everyMs: number;
+  /**
+   * Keep a schedule of this id that already starts this workflow this often, its next run where it
+   * was (a schedule set at every start of the service would otherwise never come due).
+   */
+  keepIfSame?: boolean;
 }
 
 export interface WorkflowHandle<O> {
