@@ -75,6 +75,13 @@ const schema = z
       .min(0.1, 'must be at least 0.1 (one request every 10 seconds)')
       .max(1000, 'must be at most 1000')
       .default(2),
+    ANALYTICS_CLUSTER_INTERVAL: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .regex(/^(off|\d+(m|h|d))$/, 'must be off or a duration in minutes, hours or days, such as 30m, 6h or 1d')
+      .refine((v) => v === 'off' || !/^\d+[mhd]$/.test(v) || durationMs(v) >= 60_000, 'must be at least 1m')
+      .default('1d'),
     YOUTUBE_API_KEY: optionalText,
     YOUTUBE_API_BASE_URL: url(['http:', 'https:']).default('https://www.googleapis.com/youtube/v3'),
     YOUTUBE_TRANSCRIPT_BASE_URL: url(['http:', 'https:']).default('https://www.youtube.com'),
@@ -111,6 +118,8 @@ export interface Config {
   outbound: OutboundSettings;
   /** How crawls treat the sites they read. */
   crawl: CrawlSettings;
+  /** How often datasets' recent searches are clustered into topics (ANALYTICS_CLUSTER_INTERVAL); null: never. */
+  searchClusterIntervalMs: number | null;
   /** The model of LLM_BASE_URL that a dataset naming none uses. */
   llmDefaultModel: string | null;
   /** Signs file links and crawl secrets instead of the secret kept in the database; null: that one. */
@@ -166,6 +175,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       youtubeTranscripts: { baseUrl: env.YOUTUBE_TRANSCRIPT_BASE_URL, apiKey: null },
     },
     crawl: { minDelayMs: 1000 / env.CRAWL_REQUESTS_PER_SECOND },
+    searchClusterIntervalMs: env.ANALYTICS_CLUSTER_INTERVAL === 'off' ? null : durationMs(env.ANALYTICS_CLUSTER_INTERVAL),
     llmDefaultModel: env.LLM_DEFAULT_MODEL ?? null,
     urlSigningSecret: env.URL_SIGNING_SECRET ?? null,
     jsonBodyLimit: env.JSON_BODY_LIMIT,
@@ -210,4 +220,10 @@ export function secretValues(source: NodeJS.ProcessEnv = process.env): string[] 
 export function sizeInBytes(size: string): number {
   const [, digits, unit] = /^(\d+)(b|kb|mb|gb)$/i.exec(size.trim())!;
   return Number(digits) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf(unit.toLowerCase());
+}
+
+/** A duration such as 30m, 6h or 1d in milliseconds. */
+function durationMs(value: string): number {
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[value.slice(-1) as 'm' | 'h' | 'd'];
+  return Number(value.slice(0, -1)) * unit;
 }

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { scheduleSearchClusters } from './domain/searchClusters/schedule.js';
 import { bootstrapInstanceAdmin } from './domain/users.js';
 import { chooseDefaultEmbedder } from './engines/embeddings/index.js';
 import { createLexicalIndex } from './engines/lexical/index.js';
@@ -58,6 +59,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     const workflows = await createWorkflowEngine(config.workflows, { store, lexical, storage, outbound: config.outbound, crawl: config.crawl }, { logger });
     opened.splice(1, 0, workflows);
     await workflows.start();
+    await scheduleSearchClusters(workflows, config.searchClusterIntervalMs, config.workflows.kind === 'temporal' ? config.workflows.taskQueue : null);
     return { config, store, lexical, workflows, storage, deferred, bm25, vectors, highlighter, defaultEmbedder, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);

@@ -8,6 +8,7 @@ import { checkBatchSize, checkUuid, isCancellation, reasonOf, retry } from './co
 import { crawlActivityOptions } from './crawl.js';
 import { ingestActivityOptions } from './ingest.js';
 import { pagefindActivityOptions } from './pagefind.js';
+import { searchClusterActivityOptions } from './searchClusters.js';
 
 export interface FlowContext<A> {
   /**
@@ -35,6 +36,7 @@ export const activityOptions: { [K in keyof Activities]: ActivityOptions } = {
   ...ingestActivityOptions,
   ...crawlActivityOptions,
   ...pagefindActivityOptions,
+  ...searchClusterActivityOptions,
 };
 
 export interface PurgeDatasetInput {

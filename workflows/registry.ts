@@ -4,6 +4,7 @@ import { cloneDatasetFlow, clearDatasetFlow, purgeDatasetFlow, purgeOrganization
 import { crawlFlow } from './crawl.js';
 import { ingestFileFlow } from './ingest.js';
 import { pagefindIndexFlow } from './pagefind.js';
+import { searchClustersFlow } from './searchClusters.js';
 
 export const flows = {
   purgeDataset: purgeDatasetFlow,
@@ -13,6 +14,7 @@ export const flows = {
   ingestFile: ingestFileFlow,
   crawl: crawlFlow,
   pagefindIndex: pagefindIndexFlow,
+  searchClusters: searchClustersFlow,
 };
 
 export type WorkflowRegistry = typeof flows;
@@ -30,4 +32,6 @@ export const workflowIds = {
   crawl: (crawlId: string) => `crawl-${crawlId}`,
   /** One workflow per build; every request for an index is a build. */
   pagefindIndex: (buildId: string) => `pagefind-${buildId}`,
+  /** The scheduled run over every dataset, or a run for one dataset. */
+  searchClusters: (datasetId?: string) => (datasetId ? `search-clusters-${datasetId}` : 'search-clusters'),
 };

@@ -17,6 +17,7 @@ import {
 import { crawlFlow, type CrawlInput } from './crawl.js';
 import { ingestFileFlow, type IngestFileInput } from './ingest.js';
 import { pagefindIndexFlow, type PagefindIndexInput } from './pagefind.js';
+import { searchClustersFlow, type SearchClustersInput } from './searchClusters.js';
 
 type AnyActivity = (...args: unknown[]) => Promise<unknown>;
 
@@ -66,4 +67,8 @@ export async function crawl(input: CrawlInput) {
 
 export async function pagefindIndex(input: PagefindIndexInput) {
   return runFlow(pagefindIndexFlow, input);
+}
+
+export async function searchClusters(input: SearchClustersInput) {
+  return runFlow(searchClustersFlow, input);
 }

@@ -9,6 +9,7 @@ import { crawlActivities } from './crawl.js';
 import { datasetActivities } from './datasets.js';
 import { ingestActivities } from './ingest.js';
 import { pagefindActivities } from './pagefind.js';
+import { searchClusterActivities } from './searchClusters.js';
 
 export interface ActivityDeps {
   store: Store;
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...ingestActivities(deps),
     ...crawlActivities(deps),
     ...pagefindActivities(deps),
+    ...searchClusterActivities(deps),
   };
 }
 

@@ -30,6 +30,7 @@ import * as m027 from './027_pagefind_indexes.js';
 import * as m028 from './028_experiments.js';
 import * as m029 from './029_search_analytics.js';
 import * as m030 from './030_analytics_events.js';
+import * as m031 from './031_search_clusters.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '028_experiments': m028,
   '029_search_analytics': m029,
   '030_analytics_events': m030,
+  '031_search_clusters': m031,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
