@@ -60,6 +60,7 @@ export type GetChunksByIdsHandler = (ctx: DatasetContext<T.GetChunksByIdsData>) 
 export type GetChunksByTrackingIdsHandler = (ctx: DatasetContext<T.GetChunksByTrackingIdsData>) => Promise<Reply<T.GetChunksByTrackingIdsResponses, 200>>;
 export type GetChunksInGroupHandler = (ctx: DatasetContext<T.GetChunksInGroupData>) => Promise<Reply<T.GetChunksInGroupResponses, 200>>;
 export type GetChunksInGroupByTrackingIdHandler = (ctx: DatasetContext<T.GetChunksInGroupByTrackingIdData>) => Promise<Reply<T.GetChunksInGroupByTrackingIdResponses, 200>>;
+export type GetClusterAnalyticsHandler = (ctx: DatasetContext<T.GetClusterAnalyticsData>) => Promise<Reply<T.GetClusterAnalyticsResponses, 200>>;
 export type GetComponentAnalyticsHandler = (ctx: DatasetContext<T.GetComponentAnalyticsData>) => Promise<Reply<T.GetComponentAnalyticsResponses, 200>>;
 export type GetCrawlRequestsForDatasetHandler = (ctx: DatasetContext<T.GetCrawlRequestsForDatasetData>) => Promise<Reply<T.GetCrawlRequestsForDatasetResponses, 200>>;
 export type GetCtrAnalyticsHandler = (ctx: DatasetContext<T.GetCtrAnalyticsData>) => Promise<Reply<T.GetCtrAnalyticsResponses, 200>>;
@@ -178,6 +179,7 @@ export interface Handlers {
   get_chunks_by_tracking_ids: GetChunksByTrackingIdsHandler;
   get_chunks_in_group: GetChunksInGroupHandler;
   get_chunks_in_group_by_tracking_id: GetChunksInGroupByTrackingIdHandler;
+  get_cluster_analytics: GetClusterAnalyticsHandler;
   get_component_analytics: GetComponentAnalyticsHandler;
   get_crawl_requests_for_dataset: GetCrawlRequestsForDatasetHandler;
   get_ctr_analytics: GetCtrAnalyticsHandler;
@@ -297,6 +299,7 @@ export const operations = {
   get_chunks_by_tracking_ids: { method: 'post', path: '/api/chunks/tracking', role: 0, scope: 'dataset' },
   get_chunks_in_group: { method: 'get', path: '/api/chunk_group/{group_id}/{page}', role: 0, scope: 'dataset' },
   get_chunks_in_group_by_tracking_id: { method: 'get', path: '/api/chunk_group/tracking_id/{group_tracking_id}/{page}', role: 0, scope: 'dataset' },
+  get_cluster_analytics: { method: 'post', path: '/api/analytics/search/cluster', role: 1, scope: 'dataset' },
   get_component_analytics: { method: 'post', path: '/api/analytics/events/component', role: 1, scope: 'dataset' },
   get_crawl_requests_for_dataset: { method: 'get', path: '/api/crawl', role: 1, scope: 'dataset' },
   get_ctr_analytics: { method: 'post', path: '/api/analytics/events/ctr', role: 1, scope: 'dataset' },

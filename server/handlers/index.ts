@@ -1,6 +1,7 @@
 // The registry of every operation's handler; the compiler checks it against the contract.
 import type { Handlers } from '../../generated/handlers.js';
 import * as analytics from './analytics.js';
+import * as analyticsClusters from './analyticsClusters.js';
 import * as analyticsEvents from './analyticsEvents.js';
 import * as auth from './auth.js';
 import * as chunk from './chunk.js';
@@ -33,6 +34,7 @@ export const handlers: Handlers = {
   ...crawl,
   ...analytics,
   ...analyticsEvents,
+  ...analyticsClusters,
   ...topic,
   ...message,
   ...messageTools,

@@ -428,6 +428,50 @@ export type CloneTopicReqPayload = {
 };
 
 /**
+ * The report, named by `type`.
+ */
+export type ClusterAnalytics = ({
+    type: 'cluster_topics';
+} & ClusterTopics) | ({
+    type: 'cluster_queries';
+} & ClusterQueries);
+
+export type ClusterAnalyticsFilter = {
+    /**
+     * Bounds on when the topics were made.
+     */
+    date_range?: DateRange | null;
+};
+
+/**
+ * The topics (`cluster_topics`) or a page of a topic's searches (`cluster_queries`).
+ */
+export type ClusterAnalyticsResponse = SearchClusterResponse | SearchQueryResponse;
+
+/**
+ * A page of the searches of one topic.
+ */
+export type ClusterQueries = {
+    type: 'cluster_queries';
+    /**
+     * The topic's `id`.
+     */
+    cluster_id: string;
+    /**
+     * The page of 15 to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+/**
+ * The dataset's topics, densest first.
+ */
+export type ClusterTopics = {
+    type: 'cluster_topics';
+    filter?: ClusterAnalyticsFilter | null;
+};
+
+/**
  * A component report request; `type` names the report.
  */
 export type ComponentAnalytics = ComponentTotalUniqueUsersRequest | ComponentTopPagesRequest | ComponentTopComponentsRequest | ComponentNamesRequest | ComponentInteractionTimeRequest;
@@ -3477,6 +3521,31 @@ export type SearchChunksReqPayload = {
     get_total_pages?: boolean | null;
 };
 
+export type SearchClusterResponse = {
+    clusters: Array<SearchClusterTopics>;
+};
+
+/**
+ * A topic of the dataset's recent searches.
+ */
+export type SearchClusterTopics = {
+    id: string;
+    dataset_id: string;
+    /**
+     * The words that tell the topic's queries from the other topics', most telling first.
+     */
+    topic: string;
+    /**
+     * How many searches the topic holds.
+     */
+    density: number;
+    /**
+     * The mean top score of its searches.
+     */
+    avg_score: number;
+    created_at: Timestamp;
+};
+
 export type SearchConversionRateResponse = {
     conversion_rate: number;
     points: Array<FloatTimePoint>;
@@ -4938,6 +5007,57 @@ export type SetSearchQueryRatingResponses = {
 };
 
 export type SetSearchQueryRatingResponse = SetSearchQueryRatingResponses[keyof SetSearchQueryRatingResponses];
+
+export type GetClusterAnalyticsData = {
+    body: ClusterAnalytics;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/search/cluster';
+};
+
+export type GetClusterAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetClusterAnalyticsError = GetClusterAnalyticsErrors[keyof GetClusterAnalyticsErrors];
+
+export type GetClusterAnalyticsResponses = {
+    /**
+     * The topics, or a page of a topic's searches.
+     */
+    200: ClusterAnalyticsResponse;
+};
+
+export type GetClusterAnalyticsResponse = GetClusterAnalyticsResponses[keyof GetClusterAnalyticsResponses];
 
 export type CreateApiOnlyUserData = {
     body: CreateApiUserBody;
