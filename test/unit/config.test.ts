@@ -85,6 +85,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ CRAWL_REQUESTS_PER_SECOND: '1000' }).crawl).toEqual({ minDelayMs: 1 });
   });
 
+  it('clusters searches every ANALYTICS_CLUSTER_INTERVAL, daily unless told, never when off', () => {
+    expect(loadConfig({}).searchClusterIntervalMs).toBe(86_400_000);
+    expect(loadConfig({ ANALYTICS_CLUSTER_INTERVAL: '6h' }).searchClusterIntervalMs).toBe(6 * 3_600_000);
+    expect(loadConfig({ ANALYTICS_CLUSTER_INTERVAL: '30M' }).searchClusterIntervalMs).toBe(30 * 60_000);
+    expect(loadConfig({ ANALYTICS_CLUSTER_INTERVAL: 'off' }).searchClusterIntervalMs).toBeNull();
+  });
+
   it('reads the upload limit and the public address', () => {
     const config = loadConfig({ FILE_UPLOAD_LIMIT: '512mb', PUBLIC_URL: 'https://search.example.com/' });
     expect(config.fileUploadLimit).toBe(512 * 1024 ** 2);
@@ -124,6 +131,8 @@ describe('loadConfig', () => {
     [{ DEFAULT_EMBEDDER: 'minilm' }, 'DEFAULT_EMBEDDER'],
     [{ CRAWL_REQUESTS_PER_SECOND: 'fast' }, 'CRAWL_REQUESTS_PER_SECOND'],
     [{ CRAWL_REQUESTS_PER_SECOND: '0' }, 'CRAWL_REQUESTS_PER_SECOND'],
+    [{ ANALYTICS_CLUSTER_INTERVAL: 'daily' }, 'ANALYTICS_CLUSTER_INTERVAL'],
+    [{ ANALYTICS_CLUSTER_INTERVAL: '0m' }, 'ANALYTICS_CLUSTER_INTERVAL'],
     [{ YOUTUBE_API_BASE_URL: 'googleapis.com/youtube/v3' }, 'YOUTUBE_API_BASE_URL'],
     [{ YOUTUBE_TRANSCRIPT_BASE_URL: 'ftp://youtube.example' }, 'YOUTUBE_TRANSCRIPT_BASE_URL'],
   ])('refuses %o naming %s', (env, name) => {
