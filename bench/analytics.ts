@@ -14,11 +14,14 @@ import { createDataset, createOrganization } from '../sdk/src/generated/sdk.gen.
 import type { SearchAnalytics } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { startService } from '../server/main.js';
+import { type ClusterBenchResult, DEFAULT_CLUSTER_SEARCHES, formatClusterBench, runClusterBench } from './analytics-clusters.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
 import { fmt, percentile, stopwatch, table } from './report.js';
 
 export interface AnalyticsOptions {
   searches: number;
+  /** Searches of the dataset clustered (analytics-clusters.ts); 0: none. */
+  clusterSearches?: number;
   repeats: number;
   seed: number;
 }
@@ -49,6 +52,7 @@ export interface AnalyticsResult {
   load: { wall_s: number; searches_per_s: number; analyze_s: number };
   sizes_mib: Record<string, number>;
   reports: Record<string, Record<Scenario, Timing>>;
+  clusters: ClusterBenchResult | null;
   target: { p50_ms: number; p99_ms: number };
 }
 
@@ -208,6 +212,8 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       }
       log(`${type}: week p50 ${fmt(reports[type].week.p50_ms, 1)} ms, all p50 ${fmt(reports[type].all.p50_ms, 1)} ms`);
     }
+    const clusterSearches = options.clusterSearches ?? DEFAULT_CLUSTER_SEARCHES;
+    const clusters = clusterSearches > 0 ? await runClusterBench(service, org.id, clusterSearches, options.seed, log) : null;
     return {
       mode: modeEnv.mode,
       searches: options.searches,
@@ -216,6 +222,7 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       load: { wall_s: loadS, searches_per_s: options.searches / loadS, analyze_s: analyzeS },
       sizes_mib: sizes,
       reports,
+      clusters,
       target: { p50_ms: 100, p99_ms: 300 },
     };
   } finally {
@@ -236,5 +243,6 @@ export function formatAnalytics(mode: string, r: AnalyticsResult): string {
       .join(', ')}`,
     'week: the last 7 days (graphs by the hour); all: every search (graphs by the day)',
     table(rows),
+    ...(r.clusters ? [formatClusterBench(r.clusters)] : []),
   ].join('\n');
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
 import { DEFAULT_REPEATS, DEFAULT_SEARCHES, formatAnalytics, runAnalytics } from './analytics.js';
+import { DEFAULT_CLUSTER_SEARCHES } from './analytics-clusters.js';
 import { formatEmbeddings, runEmbeddings } from './embeddings.js';
 import { formatFiles, runFiles } from './files.js';
 import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
@@ -62,6 +63,8 @@ const USAGE = `usage: npm run bench -- [options]
   analytics:
   --searches <n>         searches recorded in the dataset, written straight into the table (default ${DEFAULT_SEARCHES})
   --repeats <n>          requests per report and scenario (default ${DEFAULT_REPEATS})
+  --cluster-searches <n> searches of the last 7 days in a dataset of their own, clustered into topics by one
+                           run of the searchClusters workflow, timed; 0: none (default ${DEFAULT_CLUSTER_SEARCHES})
 
   load:
   --clients <n>          concurrent keep-alive clients (default ${DEFAULT_LOAD.clients})
@@ -104,6 +107,7 @@ async function main(): Promise<number> {
       'idle-share': { type: 'string', default: String(DEFAULT_LOAD.idleShare) },
       searches: { type: 'string', default: String(DEFAULT_SEARCHES) },
       repeats: { type: 'string', default: String(DEFAULT_REPEATS) },
+      'cluster-searches': { type: 'string', default: String(DEFAULT_CLUSTER_SEARCHES) },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -184,7 +188,12 @@ async function main(): Promise<number> {
     },
     analytics: {
       run: async (modeEnv, log) => {
-        const options = { searches: int('searches', values.searches, 1), repeats: int('repeats', values.repeats, 1), seed: int('seed', values.seed) };
+        const options = {
+          searches: int('searches', values.searches, 1),
+          repeats: int('repeats', values.repeats, 1),
+          clusterSearches: int('cluster-searches', values['cluster-searches'], 0),
+          seed: int('seed', values.seed),
+        };
         const result = await runAnalytics(modeEnv, options, log);
         return { json: result as unknown as Record<string, unknown>, text: formatAnalytics(modeEnv.mode, result) };
       },
