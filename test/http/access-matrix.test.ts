@@ -73,6 +73,10 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
     })
     .returning('id');
   target.search_id = search.id;
+  const clusterId = randomUUID();
+  await db('search_clusters').insert({ id: clusterId, dataset_id: dataset.id, topic: 'hello', density: 1, avg_score: 0 });
+  await db('search_cluster_members').insert({ cluster_id: clusterId, search_id: search.id, distance: 0 });
+  target.cluster_id = clusterId;
   if (await db.schema.hasTable('invitations')) {
     const [invitation] = await db('invitations')
       .insert({ organization_id: target.organization_id, email: `${name}@example.com`, role: 0 })
@@ -107,6 +111,7 @@ async function snapshotOf(organizationId: string): Promise<unknown> {
     experiments: await db('experiments').whereIn('dataset_id', ids).orderBy('id'),
     experiment_user_assignments: await db('experiment_user_assignments').whereIn('dataset_id', ids).orderBy('id'),
     search_queries: await db('search_queries').whereIn('dataset_id', ids).orderBy('id'),
+    search_clusters: await db('search_clusters').whereIn('dataset_id', ids).orderBy('id'),
   };
   for (const [table, column] of [
     ['user_organizations', 'organization_id'],
@@ -141,6 +146,7 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     get_ctr_analytics: { type: 'search_ctr_metrics' },
     get_component_analytics: { type: 'component_names' },
     get_search_analytics: { type: 'query_details', request_id: ids.search_id },
+    get_cluster_analytics: { type: 'cluster_queries', cluster_id: ids.cluster_id },
     set_search_query_rating: { query_id: ids.search_id, rating: 1 },
     create_organization_api_key: { name: 'intruder', role: 0 },
     update_organization: { name: 'renamed' },
@@ -210,7 +216,15 @@ describe("a foreign organization's owner key is refused on every route", () => {
   );
 
   // Operations that address a record of A by an id in the body (bodyFor puts A's there).
-  const addressedByBody = new Set(['update_experiment', 'ab_test', 'send_event_data', 'send_ctr_data', 'get_search_analytics', 'set_search_query_rating']);
+  const addressedByBody = new Set([
+    'update_experiment',
+    'ab_test',
+    'send_event_data',
+    'send_ctr_data',
+    'get_search_analytics',
+    'set_search_query_rating',
+    'get_cluster_analytics',
+  ]);
   it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);
     const reply = await service.request(op.method.toUpperCase(), fillPath(op.path, b), {
