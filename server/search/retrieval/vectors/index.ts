@@ -31,7 +31,7 @@ const BYTES_BUDGET = 4 * 2 ** 30;
  * the local model's vectors (bench/README.md): the exact ranking of 100 candidates repairs what
  * int8 blurs, and a wider search list costs far less here than a walk of pgvector's graph.
  */
-const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384 };
+export const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384 };
 /** Candidates taken from the graph for a search, at least; they are then ranked exactly. */
 const MIN_CANDIDATES = 100;
 
