@@ -67,6 +67,19 @@ function bucketCount(first: number, last: number, granularity: T.Granularity): n
   return (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth() + 1;
 }
 
+/** The span of a graph over these series' buckets (keys: bucket starts) as of now, or null when there is nothing to show. */
+export function spanOf(range: { from?: Bound<Date>; to?: Bound<Date> }, granularity: T.Granularity, ...series: Map<number, unknown>[]) {
+  return graphSpan(
+    range,
+    series.flatMap((s) => [...s.keys()]),
+    granularity,
+    Date.now(),
+  );
+}
+
+/** The mean of the values (0 for none). */
+export const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
+
 /** Every bucket from `first` to `last`, each with its value, or `empty` where there is none. */
 export function filled<V>(
   span: { first: number; last: number } | null,

@@ -2,21 +2,9 @@
 // span present (0 where there was nothing to count).
 import type { Knex } from 'knex';
 import type * as T from '../../../sdk/src/generated/types.gen.js';
-import { filled, graphSpan } from './buckets.js';
+import { filled, mean, spanOf } from './buckets.js';
 import type { Scope } from './scope.js';
 import * as store from './store.js';
-
-/** The span of a graph over these series' buckets, or null when there is nothing to show. */
-const spanOf = (scope: Scope, granularity: T.Granularity, ...series: Map<number, unknown>[]) =>
-  graphSpan(
-    scope,
-    series.flatMap((s) => [...s.keys()]),
-    granularity,
-    Date.now(),
-  );
-
-/** The mean of the values (0 for none). */
-const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
 
 export async function latencyGraph(db: Knex, scope: Scope, granularity: T.Granularity): Promise<T.LatencyGraphResponse> {
   const sums = await store.sumsByBucket(db, scope, granularity);
