@@ -88,6 +88,7 @@ export type GetOrganizationUsageHandler = (ctx: OrganizationContext<T.GetOrganiz
 export type GetOrganizationUsersHandler = (ctx: OrganizationContext<T.GetOrganizationUsersData>) => Promise<Reply<T.GetOrganizationUsersResponses, 200>>;
 export type GetPagefindIndexForDatasetHandler = (ctx: DatasetContext<T.GetPagefindIndexForDatasetData>) => Promise<Reply<T.GetPagefindIndexForDatasetResponses, 200>>;
 export type GetRagAnalyticsHandler = (ctx: DatasetContext<T.GetRagAnalyticsData>) => Promise<Reply<T.GetRagAnalyticsResponses, 200>>;
+export type GetRecommendationAnalyticsHandler = (ctx: DatasetContext<T.GetRecommendationAnalyticsData>) => Promise<Reply<T.GetRecommendationAnalyticsResponses, 200>>;
 export type GetRecommendedChunksHandler = (ctx: DatasetContext<T.GetRecommendedChunksData>) => Promise<Reply<T.GetRecommendedChunksResponses, 200>>;
 export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedGroupsData>) => Promise<Reply<T.GetRecommendedGroupsResponses, 200>>;
 export type GetSearchAnalyticsHandler = (ctx: DatasetContext<T.GetSearchAnalyticsData>) => Promise<Reply<T.GetSearchAnalyticsResponses, 200>>;
@@ -207,6 +208,7 @@ export interface Handlers {
   get_organization_users: GetOrganizationUsersHandler;
   get_pagefind_index_for_dataset: GetPagefindIndexForDatasetHandler;
   get_rag_analytics: GetRagAnalyticsHandler;
+  get_recommendation_analytics: GetRecommendationAnalyticsHandler;
   get_recommended_chunks: GetRecommendedChunksHandler;
   get_recommended_groups: GetRecommendedGroupsHandler;
   get_search_analytics: GetSearchAnalyticsHandler;
@@ -327,6 +329,7 @@ export const operations = {
   get_organization_users: { method: 'get', path: '/api/organization/users/{organization_id}', role: 1, scope: 'organization' },
   get_pagefind_index_for_dataset: { method: 'get', path: '/api/dataset/pagefind', role: 0, scope: 'dataset' },
   get_rag_analytics: { method: 'post', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
+  get_recommendation_analytics: { method: 'post', path: '/api/analytics/recommendations', role: 1, scope: 'dataset' },
   get_recommended_chunks: { method: 'post', path: '/api/chunk/recommend', role: 0, scope: 'dataset' },
   get_recommended_groups: { method: 'post', path: '/api/chunk_group/recommend', role: 0, scope: 'dataset' },
   get_search_analytics: { method: 'post', path: '/api/analytics/search', role: 1, scope: 'dataset' },

@@ -17,6 +17,7 @@ import * as messageTools from './messageTools.js';
 import * as metrics from './metrics.js';
 import * as organization from './organization.js';
 import * as publicPages from './public.js';
+import * as recommendationAnalytics from './recommendationAnalytics.js';
 import * as topic from './topic.js';
 import * as user from './user.js';
 
@@ -35,6 +36,7 @@ export const handlers: Handlers = {
   ...analytics,
   ...analyticsEvents,
   ...analyticsClusters,
+  ...recommendationAnalytics,
   ...topic,
   ...message,
   ...messageTools,

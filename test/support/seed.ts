@@ -1,4 +1,5 @@
 // Rows the HTTP tests need before the operations that create them exist in the API.
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 
 export async function seedDataset(db: Knex, organizationId: string, fields: { tracking_id?: string; name?: string } = {}) {
@@ -65,6 +66,39 @@ export async function seedRagQuery(
       llm_response: 'A piece of a document.',
       results: JSON.stringify([{ id: 'x' }]),
       ...fields,
+    })
+    .returning('id');
+  return row.id as string;
+}
+
+export async function seedRecommendation(
+  db: Knex,
+  datasetId: string,
+  fields: {
+    id?: string;
+    recommendation_type?: 'Chunk' | 'Group';
+    positive_ids?: string[];
+    top_score?: number;
+    user_id?: string | null;
+    request_params?: Record<string, unknown>;
+    results?: unknown[];
+    created_at?: Date | string;
+  } = {},
+) {
+  const { request_params, results, ...rest } = fields;
+  const [row] = await db('recommendation_queries')
+    .insert({
+      dataset_id: datasetId,
+      id: fields.id ?? randomUUID(),
+      recommendation_type: 'Chunk',
+      positive_ids: [],
+      negative_ids: [],
+      positive_tracking_ids: [],
+      negative_tracking_ids: [],
+      request_params: JSON.stringify(request_params ?? {}),
+      results: JSON.stringify(results ?? []),
+      latency_ms: 3,
+      ...rest,
     })
     .returning('id');
   return row.id as string;

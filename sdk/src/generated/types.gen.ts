@@ -395,6 +395,11 @@ export type ChunkWithPosition = {
 };
 
 /**
+ * Whether chunks or groups were recommended.
+ */
+export type ClickhouseRecommendationTypes = 'Chunk' | 'Group';
+
+/**
  * The kind of a recorded search (a search within a group is a `search`, the search of a RAG call `rag`).
  */
 export type ClickhouseSearchTypes = 'search' | 'search_over_groups' | 'autocomplete' | 'rag';
@@ -2853,6 +2858,53 @@ export type RateQueryRequest = {
 };
 
 /**
+ * A recommendation analytics request; `type` names the report.
+ */
+export type RecommendationAnalytics = ({
+    type: 'low_confidence_recommendations';
+} & RecommendationAnalyticsLowConfidenceRecommendations) | ({
+    type: 'recommendation_queries';
+} & RecommendationAnalyticsRecommendationQueries) | ({
+    type: 'recommendation_usage_graph';
+} & RecommendationAnalyticsUsageGraph) | ({
+    type: 'recommendations_per_user';
+} & RecommendationAnalyticsRecommendationsPerUser) | ({
+    type: 'recommendations_ctr_rate';
+} & RecommendationAnalyticsCtrRate) | ({
+    type: 'recommendation_conversion_rate';
+} & RecommendationAnalyticsConversionRate) | ({
+    type: 'event_funnel';
+} & RecommendationAnalyticsEventFunnel) | ({
+    type: 'query_details';
+} & RecommendationAnalyticsQueryDetails);
+
+/**
+ * The conversion rate of each bucket (conversion events about recommendations, by the event's time, over recommendations), and over the whole range.
+ */
+export type RecommendationAnalyticsConversionRate = {
+    type: 'recommendation_conversion_rate';
+    filter?: RecommendationAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The click-through rate of each bucket (clicks on the results of the recommendations, by the click's time, over the recommendations), and its average over the buckets with recommendations.
+ */
+export type RecommendationAnalyticsCtrRate = {
+    type: 'recommendations_ctr_rate';
+    filter?: RecommendationAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * How many users did each thing, most first: asked for recommendations (`recommendation_created`), sent any event (`all_users`), sent each named event; events are counted in the date range, whatever else the filter says.
+ */
+export type RecommendationAnalyticsEventFunnel = {
+    type: 'event_funnel';
+    filter?: RecommendationAnalyticsFilter | null;
+};
+
+/**
  * Which recommendations a report counts.
  */
 export type RecommendationAnalyticsFilter = {
@@ -2862,11 +2914,131 @@ export type RecommendationAnalyticsFilter = {
     component_name?: string | null;
 };
 
+/**
+ * Recommendations by their top score, lowest first (ties newest first); with `threshold`, only those scoring below it.
+ */
+export type RecommendationAnalyticsLowConfidenceRecommendations = {
+    type: 'low_confidence_recommendations';
+    filter?: RecommendationAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    /**
+     * Only recommendations whose top score is below this.
+     */
+    threshold?: number | null;
+};
+
+/**
+ * One recommendation of the dataset, by its id.
+ */
+export type RecommendationAnalyticsQueryDetails = {
+    type: 'query_details';
+    /**
+     * The recommendation's id, as its answer gave it.
+     */
+    request_id: string;
+};
+
+/**
+ * The recommendations, sorted by `sort_by` (default `created_at`) in `sort_order` (default `desc`); with `has_clicks`, only those whose results were clicked (true) or not (false).
+ */
+export type RecommendationAnalyticsRecommendationQueries = {
+    type: 'recommendation_queries';
+    filter?: RecommendationAnalyticsFilter | null;
+    has_clicks?: boolean | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    sort_by?: RecommendationSortBy | null;
+    sort_order?: SortOrder | null;
+};
+
+/**
+ * The average number of recommendations per user in each bucket (recommendations without a user id count as one user), and its average over the buckets with recommendations.
+ */
+export type RecommendationAnalyticsRecommendationsPerUser = {
+    type: 'recommendations_per_user';
+    filter?: RecommendationAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The report named by the request's `type`.
+ */
+export type RecommendationAnalyticsResponse = RecommendationsEventResponse | RecommendationEvent | RecommendationUsageGraphResponse | RecommendationsPerUserResponse | RecommendationsCtrRateResponse | RecommendationsConversionRateResponse | EventNameAndCountsResponse;
+
+/**
+ * The number of recommendations of each bucket, and their total.
+ */
+export type RecommendationAnalyticsUsageGraph = {
+    type: 'recommendation_usage_graph';
+    filter?: RecommendationAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
 export type RecommendationCtrMetrics = {
     recommendations_with_clicks: number;
     percent_recommendations_with_clicks: number;
     percent_recommendations_without_clicks: number;
     avg_position_of_click: number;
+};
+
+/**
+ * One recorded recommendation.
+ */
+export type RecommendationEvent = {
+    id: string;
+    recommendation_type: ClickhouseRecommendationTypes;
+    /**
+     * The ids of the chunks (or groups) given as positive examples.
+     */
+    positive_ids: Array<string>;
+    negative_ids: Array<string>;
+    /**
+     * The tracking ids of the positive examples, when the request named them so.
+     */
+    positive_tracking_ids: Array<string>;
+    negative_tracking_ids: Array<string>;
+    /**
+     * The recommendation request.
+     */
+    request_params: unknown;
+    /**
+     * What was recommended, best first: chunks as `chunk_id` and `score`, groups as `group_id`, `score` and `chunk_ids`.
+     */
+    results: Array<unknown>;
+    top_score: number;
+    dataset_id: string;
+    created_at: Timestamp;
+    user_id: string;
+    /**
+     * The `metadata` the recommendation request carried.
+     */
+    metadata?: unknown;
+};
+
+export type RecommendationsConversionRateResponse = {
+    conversion_rate: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type RecommendationsCtrRateResponse = {
+    total_ctr: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type RecommendationsEventResponse = {
+    queries: Array<RecommendationEvent>;
+};
+
+export type RecommendationSortBy = 'created_at' | 'top_score';
+
+export type RecommendationsPerUserResponse = {
+    avg_recommendations_per_user: number;
+    points: Array<FloatTimePoint>;
 };
 
 /**
@@ -2892,6 +3064,11 @@ export type RecommendationsWithoutClicksCtrResponse = {
     negative_tracking_ids?: Array<string> | null;
     request_id: string;
     created_at: Timestamp;
+};
+
+export type RecommendationUsageGraphResponse = {
+    total_requests: number;
+    points: Array<IntegerTimePoint>;
 };
 
 /**
@@ -4905,6 +5082,57 @@ export type GetRagAnalyticsResponses = {
 };
 
 export type GetRagAnalyticsResponse = GetRagAnalyticsResponses[keyof GetRagAnalyticsResponses];
+
+export type GetRecommendationAnalyticsData = {
+    body: RecommendationAnalytics;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/recommendations';
+};
+
+export type GetRecommendationAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetRecommendationAnalyticsError = GetRecommendationAnalyticsErrors[keyof GetRecommendationAnalyticsErrors];
+
+export type GetRecommendationAnalyticsResponses = {
+    /**
+     * The report named by `type`.
+     */
+    200: RecommendationAnalyticsResponse;
+};
+
+export type GetRecommendationAnalyticsResponse = GetRecommendationAnalyticsResponses[keyof GetRecommendationAnalyticsResponses];
 
 export type GetSearchAnalyticsData = {
     body: SearchAnalytics;

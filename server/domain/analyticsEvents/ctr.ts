@@ -4,10 +4,10 @@ import type { Knex } from 'knex';
 import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { timestamp } from '../../format.js';
 import { chunkRecord } from '../chunks/records.js';
-import { dateBounds } from '../dateRange.js';
+import { recommendationScope } from '../recommendationAnalytics/scope.js';
 import { scopeOf } from '../searchAnalytics/scope.js';
-import { numberBounds, offsetOf } from './filters.js';
-import { type ClickRow, chunksByIds, clicksPage, ctrFigures, type RecommendationScope, unclickedPage } from './store.js';
+import { offsetOf } from './filters.js';
+import { type ClickRow, chunksByIds, clicksPage, ctrFigures, unclickedPage } from './store.js';
 
 export async function ctrReport(db: Knex, datasetId: string, request: T.CtrAnalytics): Promise<T.CtrAnalyticsResponse> {
   switch (request.type) {
@@ -72,15 +72,6 @@ export async function ctrReport(db: Knex, datasetId: string, request: T.CtrAnaly
 function percents(clicked: number, total: number): [number, number] {
   if (total === 0) return [0, 0];
   return [(clicked * 100) / total, ((total - clicked) * 100) / total];
-}
-
-function recommendationScope(filter: T.RecommendationAnalyticsFilter | null | undefined): RecommendationScope {
-  const scope: RecommendationScope = dateBounds(filter?.date_range, 'filter.date_range');
-  if (filter?.recommendation_type != null) scope.type = filter.recommendation_type;
-  const topScore = numberBounds(filter?.top_score, 'filter.top_score');
-  if (topScore) scope.topScore = topScore;
-  if (filter?.component_name != null) scope.componentName = filter.component_name;
-  return scope;
 }
 
 function examples(row: Pick<ClickRow, 'positive_ids' | 'negative_ids' | 'positive_tracking_ids' | 'negative_tracking_ids'>) {

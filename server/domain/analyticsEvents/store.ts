@@ -3,6 +3,8 @@
 import type { Knex } from 'knex';
 import { CHUNK_COLUMNS, type ChunkRow } from '../chunks/records.js';
 import type { Bound } from '../dateRange.js';
+import type { RecommendationScope } from '../recommendationAnalytics/scope.js';
+import { scopedRecommendations } from '../recommendationAnalytics/store.js';
 import type { Scope as SearchScope } from '../searchAnalytics/scope.js';
 import type { MetadataMatch, NumberBounds } from './filters.js';
 import { PAGE_SIZE } from './filters.js';
@@ -92,12 +94,6 @@ export async function eventsPage(db: Knex, datasetId: string, scope: EventScope,
 
 // ---- click-through ----
 
-export interface RecommendationScope extends TimeBounds {
-  type?: 'Chunk' | 'Group';
-  topScore?: NumberBounds;
-  componentName?: string;
-}
-
 /** The searches of a search analytics scope (searchAnalytics/scope.ts), as `sq`. */
 function searches(db: Knex, datasetId: string, scope: SearchScope): Knex.QueryBuilder {
   const query = db('search_queries as sq').where('sq.dataset_id', datasetId);
@@ -111,14 +107,7 @@ function searches(db: Knex, datasetId: string, scope: SearchScope): Knex.QueryBu
   return query;
 }
 
-function recommendations(db: Knex, datasetId: string, scope: RecommendationScope): Knex.QueryBuilder {
-  const query = db('recommendation_queries as sq').where('sq.dataset_id', datasetId);
-  whereTime(query, 'sq.created_at', scope);
-  if (scope.type !== undefined) query.where('sq.recommendation_type', scope.type);
-  whereNumbers(query, 'sq.top_score', scope.topScore);
-  if (scope.componentName !== undefined) query.whereRaw(`sq.request_params #>> '{metadata,component_props,componentName}' = ?`, [scope.componentName]);
-  return query;
-}
+const recommendations = (db: Knex, datasetId: string, scope: RecommendationScope) => scopedRecommendations(db, datasetId, scope, 'sq');
 
 const REQUESTS = { search: searches, recommendation: recommendations } as const;
 type Scoped = { search: SearchScope; recommendation: RecommendationScope };
