@@ -94,6 +94,7 @@ export type GetRecommendedGroupsHandler = (ctx: DatasetContext<T.GetRecommendedG
 export type GetSearchAnalyticsHandler = (ctx: DatasetContext<T.GetSearchAnalyticsData>) => Promise<Reply<T.GetSearchAnalyticsResponses, 200>>;
 export type GetSuggestedQueriesHandler = (ctx: DatasetContext<T.GetSuggestedQueriesData>) => Promise<Reply<T.GetSuggestedQueriesResponses, 200>>;
 export type GetToolFunctionParamsHandler = (ctx: DatasetContext<T.GetToolFunctionParamsData>) => Promise<Reply<T.GetToolFunctionParamsResponses, 200>>;
+export type GetTopDatasetsHandler = (ctx: OrganizationContext<T.GetTopDatasetsData>) => Promise<Reply<T.GetTopDatasetsResponses, 200>>;
 export type GetUsageByDatasetIdHandler = (ctx: DatasetContext<T.GetUsageByDatasetIdData>) => Promise<Reply<T.GetUsageByDatasetIdResponses, 200>>;
 export type GetUserApiKeysHandler = (ctx: CallerContext<T.GetUserApiKeysData>) => Promise<Reply<T.GetUserApiKeysResponses, 200>>;
 export type HealthCheckHandler = (ctx: PublicContext<T.HealthCheckData>) => Promise<Reply<T.HealthCheckResponses, 200>>;
@@ -214,6 +215,7 @@ export interface Handlers {
   get_search_analytics: GetSearchAnalyticsHandler;
   get_suggested_queries: GetSuggestedQueriesHandler;
   get_tool_function_params: GetToolFunctionParamsHandler;
+  get_top_datasets: GetTopDatasetsHandler;
   get_usage_by_dataset_id: GetUsageByDatasetIdHandler;
   get_user_api_keys: GetUserApiKeysHandler;
   health_check: HealthCheckHandler;
@@ -335,6 +337,7 @@ export const operations = {
   get_search_analytics: { method: 'post', path: '/api/analytics/search', role: 1, scope: 'dataset' },
   get_suggested_queries: { method: 'post', path: '/api/chunk/suggestions', role: 0, scope: 'dataset' },
   get_tool_function_params: { method: 'post', path: '/api/message/get_tool_function_params', role: 1, scope: 'dataset' },
+  get_top_datasets: { method: 'post', path: '/api/analytics/top', role: 1, scope: 'organization' },
   get_usage_by_dataset_id: { method: 'get', path: '/api/dataset/usage/{dataset_id}', role: 1, scope: 'dataset' },
   get_user_api_keys: { method: 'get', path: '/api/user/api_key', role: 0, scope: 'none' },
   health_check: { method: 'get', path: '/api/health', role: null, scope: 'none' },

@@ -2201,6 +2201,11 @@ export type GetToolFunctionParamsRespBody = {
     } | null;
 };
 
+export type GetTopDatasetsRequestBody = {
+    type: TopDatasetsRequestTypes;
+    date_range?: DateRange | null;
+};
+
 export type GetTrackingChunksData = {
     tracking_ids: Array<string>;
 };
@@ -4258,6 +4263,17 @@ export type TopComponentsResponse = {
     top_components: Array<TopComponents>;
 };
 
+/**
+ * What is counted, searches, RAG calls or recommendations.
+ */
+export type TopDatasetsRequestTypes = 'search' | 'rag' | 'recommendation';
+
+export type TopDatasetsResponse = {
+    dataset_id: string;
+    dataset_tracking_id?: string | null;
+    total_queries: number;
+};
+
 export type Topic = {
     id: string;
     name: string;
@@ -5286,6 +5302,57 @@ export type GetClusterAnalyticsResponses = {
 };
 
 export type GetClusterAnalyticsResponse = GetClusterAnalyticsResponses[keyof GetClusterAnalyticsResponses];
+
+export type GetTopDatasetsData = {
+    body: GetTopDatasetsRequestBody;
+    headers: {
+        /**
+         * The organization to act on.
+         */
+        'SVC-Organization': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/top';
+};
+
+export type GetTopDatasetsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetTopDatasetsError = GetTopDatasetsErrors[keyof GetTopDatasetsErrors];
+
+export type GetTopDatasetsResponses = {
+    /**
+     * The datasets, most used first.
+     */
+    200: Array<TopDatasetsResponse>;
+};
+
+export type GetTopDatasetsResponse = GetTopDatasetsResponses[keyof GetTopDatasetsResponses];
 
 export type CreateApiOnlyUserData = {
     body: CreateApiUserBody;
