@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../generated/handlers.js';
-import { seedChunk, seedDataset, seedFile, seedGroup, seedRagQuery } from '../support/seed.js';
+import { seedChunk, seedDataset, seedFile, seedGroup, seedRagQuery, seedRecommendation } from '../support/seed.js';
 import { ADMIN_KEY, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
@@ -40,6 +40,7 @@ async function setUpOrganization(target: Record<string, string>, name: string) {
   target.group_id = await seedGroup(db, dataset.id, { tracking_id: SHARED_TRACKING_ID });
   target.file_id = await seedFile(db, dataset.id);
   target.rag_query_id = await seedRagQuery(db, dataset.id);
+  target.recommendation_id = await seedRecommendation(db, dataset.id);
   const [event] = await db('analytics_events')
     .insert({ id: randomUUID(), dataset_id: dataset.id, event_type: 'view', event_name: 'view', items: [], is_conversion: false })
     .returning('id');
@@ -147,6 +148,8 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
     get_component_analytics: { type: 'component_names' },
     get_search_analytics: { type: 'query_details', request_id: ids.search_id },
     get_cluster_analytics: { type: 'cluster_queries', cluster_id: ids.cluster_id },
+    get_recommendation_analytics: { type: 'query_details', request_id: ids.recommendation_id },
+    get_top_datasets: { type: 'search' },
     set_search_query_rating: { query_id: ids.search_id, rating: 1 },
     create_organization_api_key: { name: 'intruder', role: 0 },
     update_organization: { name: 'renamed' },
@@ -224,6 +227,7 @@ describe("a foreign organization's owner key is refused on every route", () => {
     'get_search_analytics',
     'set_search_query_rating',
     'get_cluster_analytics',
+    'get_recommendation_analytics',
   ]);
   it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);
