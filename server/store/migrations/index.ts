@@ -31,6 +31,7 @@ import * as m028 from './028_experiments.js';
 import * as m029 from './029_search_analytics.js';
 import * as m030 from './030_analytics_events.js';
 import * as m031 from './031_search_clusters.js';
+import * as m032 from './032_recommendation_analytics.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '029_search_analytics': m029,
   '030_analytics_events': m030,
   '031_search_clusters': m031,
+  '032_recommendation_analytics': m032,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
