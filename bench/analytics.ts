@@ -8,13 +8,15 @@
 // Users' events about them are written too (clicks on 12 % of the searches, views of 5 %, purchases
 // after 1 % and as many after none). Reported: p50 / p99 per report and scenario, the load's rate,
 // the tables' sizes. The answers are checked: the searches counted must be the searches written,
-// the click-through rate the one written.
+// the click-through rate the one written. The recommendations part (analytics-recommendations.ts)
+// follows in the same dataset.
 import { createClient } from '../sdk/src/generated/client/index.js';
 import { createDataset, createOrganization } from '../sdk/src/generated/sdk.gen.js';
 import type { SearchAnalytics } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { startService } from '../server/main.js';
 import { type ClusterBenchResult, DEFAULT_CLUSTER_SEARCHES, formatClusterBench, runClusterBench } from './analytics-clusters.js';
+import { DEFAULT_RECOMMENDATIONS, formatRecommendations, type RecommendationsResult, runRecommendationAnalytics } from './analytics-recommendations.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
 import { fmt, percentile, stopwatch, table } from './report.js';
 
@@ -53,6 +55,7 @@ export interface AnalyticsResult {
   sizes_mib: Record<string, number>;
   reports: Record<string, Record<Scenario, Timing>>;
   clusters: ClusterBenchResult | null;
+  recommendations: RecommendationsResult;
   target: { p50_ms: number; p99_ms: number };
 }
 
@@ -214,6 +217,11 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
     }
     const clusterSearches = options.clusterSearches ?? DEFAULT_CLUSTER_SEARCHES;
     const clusters = clusterSearches > 0 ? await runClusterBench(service, org.id, clusterSearches, options.seed, log) : null;
+    const recommendations = await runRecommendationAnalytics(
+      { url: service.url, db, postgres: service.services.store.kind === 'postgres', organizationId: org.id, datasetId: dataset.id },
+      { recommendations: DEFAULT_RECOMMENDATIONS, repeats: options.repeats, seed: options.seed },
+      log,
+    );
     return {
       mode: modeEnv.mode,
       searches: options.searches,
@@ -223,6 +231,7 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       sizes_mib: sizes,
       reports,
       clusters,
+      recommendations,
       target: { p50_ms: 100, p99_ms: 300 },
     };
   } finally {
@@ -244,5 +253,6 @@ export function formatAnalytics(mode: string, r: AnalyticsResult): string {
     'week: the last 7 days (graphs by the hour); all: every search (graphs by the day)',
     table(rows),
     ...(r.clusters ? [formatClusterBench(r.clusters)] : []),
+    formatRecommendations(r.recommendations),
   ].join('\n');
 }
