@@ -41,7 +41,7 @@ describe('SlotTable', () => {
   it('reads ids packed one after another, in either case, and answers -1 for the rest', () => {
     const ids = Array.from({ length: 50 }, () => randomUUID());
     const table = new SlotTable();
-    ids.forEach((id, slot) => table.set(id, slot));
+    for (const [slot, id] of ids.entries()) table.set(id, slot);
     const packed = [ids[7], ids[3].toUpperCase(), randomUUID(), 'zzzzzzzz-0000-4000-8000-000000000000'].join('');
     const found = [];
     for (let at = 0; at < packed.length; at += ID_LENGTH) found.push(table.get(packed, at));
