@@ -53,6 +53,7 @@ export type GetAllEventsHandler = (ctx: DatasetContext<T.GetAllEventsData>) => P
 export type GetAllTagsHandler = (ctx: DatasetContext<T.GetAllTagsData>) => Promise<Reply<T.GetAllTagsResponses, 200>>;
 export type GetAllTopicMessagesHandler = (ctx: DatasetContext<T.GetAllTopicMessagesData>) => Promise<Reply<T.GetAllTopicMessagesResponses, 200>>;
 export type GetAllTopicsForOwnerIdHandler = (ctx: DatasetContext<T.GetAllTopicsForOwnerIdData>) => Promise<Reply<T.GetAllTopicsForOwnerIdResponses, 200>>;
+export type GetAnalyticsHandler = (ctx: DatasetContext<T.GetAnalyticsData>) => Promise<Reply<T.GetAnalyticsResponses, 200>>;
 export type GetChunkByIdHandler = (ctx: DatasetContext<T.GetChunkByIdData>) => Promise<Reply<T.GetChunkByIdResponses, 200>>;
 export type GetChunkByTrackingIdHandler = (ctx: DatasetContext<T.GetChunkByTrackingIdData>) => Promise<Reply<T.GetChunkByTrackingIdResponses, 200>>;
 export type GetChunkGroupHandler = (ctx: DatasetContext<T.GetChunkGroupData>) => Promise<Reply<T.GetChunkGroupResponses, 200>>;
@@ -174,6 +175,7 @@ export interface Handlers {
   get_all_tags: GetAllTagsHandler;
   get_all_topic_messages: GetAllTopicMessagesHandler;
   get_all_topics_for_owner_id: GetAllTopicsForOwnerIdHandler;
+  get_analytics: GetAnalyticsHandler;
   get_chunk_by_id: GetChunkByIdHandler;
   get_chunk_by_tracking_id: GetChunkByTrackingIdHandler;
   get_chunk_group: GetChunkGroupHandler;
@@ -296,6 +298,7 @@ export const operations = {
   get_all_tags: { method: 'post', path: '/api/dataset/get_all_tags', role: 0, scope: 'dataset' },
   get_all_topic_messages: { method: 'get', path: '/api/messages/{messages_topic_id}', role: 0, scope: 'dataset' },
   get_all_topics_for_owner_id: { method: 'get', path: '/api/topic/owner/{owner_id}', role: 1, scope: 'dataset' },
+  get_analytics: { method: 'post', path: '/api/analytics', role: 1, scope: 'dataset' },
   get_chunk_by_id: { method: 'get', path: '/api/chunk/{chunk_id}', role: 0, scope: 'dataset' },
   get_chunk_by_tracking_id: { method: 'get', path: '/api/chunk/tracking_id/{tracking_id}', role: 0, scope: 'dataset' },
   get_chunk_group: { method: 'get', path: '/api/chunk_group/{group_id}', role: 0, scope: 'dataset' },

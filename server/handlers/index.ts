@@ -3,6 +3,7 @@ import type { Handlers } from '../../generated/handlers.js';
 import * as analytics from './analytics.js';
 import * as analyticsClusters from './analyticsClusters.js';
 import * as analyticsEvents from './analyticsEvents.js';
+import * as analyticsQuery from './analyticsQuery.js';
 import * as auth from './auth.js';
 import * as chunk from './chunk.js';
 import * as chunkGroup from './chunkGroup.js';
@@ -37,6 +38,7 @@ export const handlers: Handlers = {
   ...analyticsEvents,
   ...analyticsClusters,
   ...recommendationAnalytics,
+  ...analyticsQuery,
   ...topic,
   ...message,
   ...messageTools,

@@ -23,6 +23,36 @@ export type AddChunkToGroupReqPayload = {
     chunk_tracking_id?: string | null;
 };
 
+export type AggregationType = 'SUM' | 'COUNT' | 'AVG' | 'MIN' | 'MAX';
+
+/**
+ * A SELECT over the dataset's analytics tables, with an optional named sub-query before it.
+ */
+export type AnalyticsQuery = {
+    /**
+     * Columns selected, each possibly aggregated and renamed; none and no expressions is every column.
+     */
+    columns: Array<Column>;
+    /**
+     * Computed values selected after the columns.
+     */
+    expressions?: Array<Expression>;
+    table: TableName;
+    joins?: Array<JoinClause>;
+    /**
+     * Conditions every row must meet (all of them).
+     */
+    filter_conditions?: Array<FilterCondition>;
+    group_by?: GroupBy;
+    order_by?: OrderBy;
+    /**
+     * At most this many rows (default 20, at most 10,000; 0 is refused).
+     */
+    limit?: number;
+    offset?: number;
+    cte_query?: CommonTableExpression;
+};
+
 /**
  * Request parameters forcibly applied to every request made with the key.
  */
@@ -474,6 +504,27 @@ export type ClusterQueries = {
 export type ClusterTopics = {
     type: 'cluster_topics';
     filter?: ClusterAnalyticsFilter | null;
+};
+
+export type Column = {
+    /**
+     * A column (`column` or `table.column`), or `*` (every column; with COUNT, every row).
+     */
+    name: string;
+    alias?: string;
+    aggregation?: AggregationType;
+    /**
+     * With an aggregation, over distinct values only.
+     */
+    distinct?: boolean;
+};
+
+/**
+ * A sub-query the main query reads as a table named `alias`.
+ */
+export type CommonTableExpression = {
+    alias: string;
+    query: SubQuery;
 };
 
 /**
@@ -1347,6 +1398,8 @@ export type DeprecatedSearchOverGroupsResponseBody = {
     corrected_query?: string | null;
 };
 
+export type Direction = 'asc' | 'desc';
+
 /**
  * How the closeness of two dense vectors is measured.
  */
@@ -1795,6 +1848,29 @@ export type ExperimentConfig = {
     t1_split: number;
 };
 
+export type Expression = {
+    expression: ExpressionType;
+    alias?: string;
+};
+
+/**
+ * A column, a literal value, a function of expressions, or raw SQL (refused).
+ */
+export type ExpressionType = {
+    type: 'column';
+    name: string;
+} | {
+    type: 'literal';
+    value: FilterValue;
+} | {
+    type: 'function';
+    name: string;
+    args: Array<ExpressionType>;
+} | {
+    type: 'raw';
+    sql: string;
+};
+
 /**
  * What an organization uses. Counters of features the service does not offer yet are 0.
  */
@@ -1958,6 +2034,24 @@ export type FileWithChunkGroups = {
     updated_at: Timestamp;
     chunk_groups?: Array<ChunkGroup> | null;
 };
+
+/**
+ * `column operator value`, or-ed with each of `or_filter`, the whole and-ed with all of `and_filter`.
+ */
+export type FilterCondition = {
+    column: string;
+    operator: FilterOperator;
+    value: FilterValue;
+    and_filter?: Array<FilterCondition>;
+    or_filter?: Array<FilterCondition>;
+};
+
+export type FilterOperator = '=' | '!=' | '<>' | '>' | '<' | '>=' | '<=' | 'like' | 'not like' | 'in' | 'not in' | 'is null' | 'is not null';
+
+/**
+ * A value compared with a column (a list for `in` and `not in`).
+ */
+export type FilterValue = string | number | boolean | Array<FilterValue>;
 
 /**
  * Bounds on a number.
@@ -2215,6 +2309,11 @@ export type GetTrackingChunksData = {
  */
 export type Granularity = 'minute' | 'second' | 'hour' | 'day' | 'month';
 
+export type GroupBy = {
+    columns: Array<string>;
+    having?: HavingCondition;
+};
+
 /**
  * A page of a dataset's groups.
  */
@@ -2270,6 +2369,20 @@ export type GroupsForChunk = {
 export type HasChunkIdCondition = {
     ids?: Array<string> | null;
     tracking_ids?: Array<string> | null;
+};
+
+/**
+ * A condition on an aggregate of each group, or all (`and`) or any (`or`) of several.
+ */
+export type HavingCondition = {
+    type: 'aggregate';
+    function: AggregationType;
+    column: string;
+    operator: FilterOperator;
+    value: FilterValue;
+} | {
+    type: 'and' | 'or';
+    conditions: Array<HavingCondition>;
 };
 
 export type HeadQueries = {
@@ -2410,6 +2523,29 @@ export type InvitationData = {
     redirect_uri: string;
 };
 
+export type JoinClause = {
+    table: TableName;
+    join_type?: JoinType;
+    condition: JoinCondition;
+};
+
+/**
+ * `column_equals`: a column of one side equals one of the other; `using`: columns both sides have, equal.
+ */
+export type JoinCondition = {
+    type: 'column_equals';
+    left_column: string;
+    right_column: string;
+} | {
+    type: 'using';
+    columns: Array<string>;
+};
+
+/**
+ * `anti`: the rows with no match.
+ */
+export type JoinType = 'inner' | 'left' | 'right' | 'full' | 'cross' | 'anti';
+
 export type LatencyGraphResponse = {
     points: Array<FloatTimePoint>;
 };
@@ -2512,6 +2648,11 @@ export type OpenGraphMetadata = {
     title?: string | null;
     image?: string | null;
     description?: string | null;
+};
+
+export type OrderBy = {
+    columns: Array<string>;
+    direction?: Direction;
 };
 
 export type Organization = {
@@ -4167,6 +4308,21 @@ export type SplitHtmlResponse = {
 };
 
 /**
+ * The query of a common table expression (an AnalyticsQuery without one of its own).
+ */
+export type SubQuery = {
+    columns: Array<Column>;
+    expressions?: Array<Expression>;
+    table: TableName;
+    joins?: Array<JoinClause>;
+    filter_conditions?: Array<FilterCondition>;
+    group_by?: GroupBy;
+    order_by?: OrderBy;
+    limit?: number;
+    offset?: number;
+};
+
+/**
  * An organization's subscription to a fixed plan.
  */
 export type Subscription = {
@@ -4205,6 +4361,13 @@ export type SuggestedQueriesResponse = {
 };
 
 export type SuggestType = 'question' | 'keyword' | 'semantic';
+
+/**
+ * A table of the dataset's analytics, or (`Custom`) the alias of the query's common table expression.
+ */
+export type TableName = 'search_queries' | 'rag_queries' | 'recommendations' | 'events' | 'cluster_topics' | 'search_cluster_memberships' | 'topics' | 'experiments' | 'experiment_user_assignments' | {
+    Custom: string;
+};
 
 export type TagsWithCount = {
     tag: string;
@@ -4744,6 +4907,59 @@ export type OrganizationHeader = string;
  * The page to return, counting from 1.
  */
 export type PagePath = number;
+
+export type GetAnalyticsData = {
+    body: AnalyticsQuery;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics';
+};
+
+export type GetAnalyticsErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type GetAnalyticsError = GetAnalyticsErrors[keyof GetAnalyticsErrors];
+
+export type GetAnalyticsResponses = {
+    /**
+     * The rows, in the order asked.
+     */
+    200: Array<{
+        [key: string]: unknown;
+    }>;
+};
+
+export type GetAnalyticsResponse = GetAnalyticsResponses[keyof GetAnalyticsResponses];
 
 export type SendCtrDataData = {
     body: CtrDataRequestBody;
