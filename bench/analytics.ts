@@ -7,9 +7,13 @@
 //   all   no filter: every search (graphs by the day).
 // Users' events about them are written too (clicks on 12 % of the searches, views of 5 %, purchases
 // after 1 % and as many after none). Reported: p50 / p99 per report and scenario, the load's rate,
-// the tables' sizes. The answers are checked: the searches counted must be the searches written,
-// the click-through rate the one written. The recommendations part (analytics-recommendations.ts)
+// the tables' sizes, and what recording a search costs the database over the loaded tables (the
+// deferred writer's statements: batches of 500 rows, and single rows as a quiet service writes
+// them). The answers are checked: the searches counted must be the searches written, the
+// click-through rate the one written. The recommendations part (analytics-recommendations.ts)
 // follows in the same dataset.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { createClient } from '../sdk/src/generated/client/index.js';
 import { createDataset, createOrganization } from '../sdk/src/generated/sdk.gen.js';
 import type { SearchAnalytics } from '../sdk/src/generated/types.gen.js';
@@ -37,6 +41,10 @@ const LOAD_BATCH = 20_000;
 /** Distinct chunks the searches found (they exist, so list reports read them). */
 const CHUNKS = 5_000;
 const WARMUP = 3;
+/** Statements timed for the write cost: of a full deferred batch, and of one row. */
+const WRITE_BATCH = 500;
+const WRITE_BATCHES = 20;
+const WRITE_SINGLES = 200;
 
 type Scenario = 'week' | 'all';
 
@@ -56,6 +64,8 @@ export interface AnalyticsResult {
   reports: Record<string, Record<Scenario, Timing>>;
   clusters: ClusterBenchResult | null;
   recommendations: RecommendationsResult;
+  /** Database time of recording searches, per search (µs), at p50 of the statements timed. */
+  write_cost: { batch_us_per_search: number; single_us_per_search: number };
   target: { p50_ms: number; p99_ms: number };
 }
 
@@ -222,6 +232,9 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       { recommendations: DEFAULT_RECOMMENDATIONS, repeats: options.repeats, seed: options.seed },
       log,
     );
+    // Last, as it adds searches the checks above do not expect.
+    const writeCost = await measureWriteCost(db, dataset.id);
+    log(`recording a search: ${fmt(writeCost.batch_us_per_search)} µs in batches of ${WRITE_BATCH}, ${fmt(writeCost.single_us_per_search)} µs alone`);
     return {
       mode: modeEnv.mode,
       searches: options.searches,
@@ -232,11 +245,46 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
       reports,
       clusters,
       recommendations,
+      write_cost: writeCost,
       target: { p50_ms: 100, p99_ms: 300 },
     };
   } finally {
     await service.stop();
   }
+}
+
+/** A search as the service records it (search/record), made now, drawn as the load draws them. */
+function searchRow(datasetId: string): Record<string, unknown> {
+  const method = ['hybrid', 'hybrid', 'semantic', 'fulltext'][Math.floor(Math.random() * 4)];
+  const user = Math.random() < 0.2 ? null : `user ${Math.floor(Math.random() * 30000)}`;
+  const filters = Math.random() < 0.15 ? { filters: { must: [{ field: 'tag_set', match_any: [`tag ${Math.floor(30 * Math.random() ** 2)}`] }] } } : {};
+  return {
+    id: randomUUID(),
+    dataset_id: datasetId,
+    search_type: method,
+    query: `query ${Math.floor(20000 * Math.random() ** 3)}`,
+    request_params: JSON.stringify({ search_type: method, page_size: 10, ...(user && { user_id: user }), ...filters }),
+    latency_ms: 5 * Math.exp(4 * Math.random()),
+    top_score: Math.random(),
+    results: [],
+    user_id: user,
+  };
+}
+
+/** The database's time per search recorded, over the loaded tables: p50 of the insert statements timed. */
+async function measureWriteCost(db: Knex, datasetId: string): Promise<AnalyticsResult['write_cost']> {
+  const time = async (rows: number, statements: number) => {
+    const times: number[] = [];
+    for (let n = 0; n < statements; n++) {
+      const batch = Array.from({ length: rows }, () => searchRow(datasetId));
+      const t0 = performance.now();
+      await db('search_queries').insert(batch);
+      times.push(performance.now() - t0);
+    }
+    return (percentile(times, 50) * 1000) / rows;
+  };
+  await time(WRITE_BATCH, 2);
+  return { batch_us_per_search: await time(WRITE_BATCH, WRITE_BATCHES), single_us_per_search: await time(1, WRITE_SINGLES) };
 }
 
 export function formatAnalytics(mode: string, r: AnalyticsResult): string {
@@ -250,6 +298,7 @@ export function formatAnalytics(mode: string, r: AnalyticsResult): string {
     )
       .map(([t, s]) => `${t} ${fmt(s, 1)}`)
       .join(', ')}`,
+    `recording a search costs the database ${fmt(r.write_cost.batch_us_per_search)} µs in batches of ${WRITE_BATCH}, ${fmt(r.write_cost.single_us_per_search)} µs alone (p50)`,
     'week: the last 7 days (graphs by the hour); all: every search (graphs by the day)',
     table(rows),
     ...(r.clusters ? [formatClusterBench(r.clusters)] : []),
