@@ -64,3 +64,11 @@ function numberBounds(
   if (low > high) throw badRequest(`${field}: the range starts (${low}) above where it ends (${high})`);
   return Object.keys(bounds).length ? bounds : undefined;
 }
+
+/**
+ * Whether the scope is every search of the dataset: then the roll-ups of queries, users and filters
+ * over the whole dataset (migration 033) answer.
+ */
+export function wholeDataset(scope: Scope): boolean {
+  return scope.from === undefined && scope.to === undefined && scope.kind === undefined && scope.method === undefined && rolledUp(scope);
+}

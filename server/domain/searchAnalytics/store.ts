@@ -1,13 +1,14 @@
 // The SQL of search analytics: the recorded searches (search_queries), their hourly and daily
 // roll-ups (search_rollup_hours, search_rollup_days, kept by triggers: migration 029), what users
-// did about them (analytics_events, migration 030) and the chunks a search found. Every read is of
-// one dataset.
+// did about them (analytics_events, migration 030), the roll-ups of distinct queries, users and
+// filters over a whole dataset (migration 033) and the chunks a search found. Every read is of one
+// dataset.
 import type { Knex } from 'knex';
 import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { HISTOGRAM_BUCKETS } from './histogram.js';
 import { type RollupUnit, splitAtUnits } from './rollupSplit.js';
 import type { Bound } from '../dateRange.js';
-import { type NumberBounds, rolledUp, type Scope } from './scope.js';
+import { type NumberBounds, rolledUp, type Scope, wholeDataset } from './scope.js';
 
 export const PAGE_SIZE = 10;
 
@@ -180,7 +181,38 @@ export async function ratingByBucket(db: Knex, scope: Scope, granularity: T.Gran
 
 /** Per bucket, the scope's searches and how many users made them (searches without a user id count as one). */
 export async function usersByBucket(db: Knex, scope: Scope, granularity: T.Granularity): Promise<Map<number, { searches: number; users: number }>> {
-  const perUser = searches(db, scope)
+  // Users of a day do not add up across kinds or methods, nor into months: only a day of all searches comes from the roll-ups.
+  if (granularity !== 'day' || !rolledUp(scope) || scope.kind !== undefined || scope.method !== undefined)
+    return usersByBucketOf(db, scope, granularity, scope);
+  const split = splitAtUnits(scope, 'day');
+  const byBucket = new Map<number, { searches: number; users: number }>();
+  for (const edge of split.edges) for (const [at, figures] of await usersByBucketOf(db, scope, granularity, edge)) byBucket.set(at, figures);
+  if (split.whole) {
+    const days = (table: string) => {
+      const query = db(table).where('dataset_id', scope.datasetId);
+      if (split.whole?.start) query.where('bucket', '>=', split.whole.start);
+      if (split.whole?.end) query.where('bucket', '<', split.whole.end);
+      return query;
+    };
+    const rows: { bucket: Date; searches: number; users: number }[] = await days('search_user_day_counts as u')
+      .select('u.bucket', db.raw('u.users::float8 as users'))
+      .select({
+        searches: days('search_rollup_days as d').whereRaw('d.bucket = u.bucket').select(db.raw('coalesce(sum(d.searches), 0)::float8')),
+      })
+      .where('u.users', '>', 0);
+    for (const r of rows) byBucket.set(r.bucket.getTime(), { searches: Number(r.searches), users: Number(r.users) });
+  }
+  return byBucket;
+}
+
+/** usersByBucket from the searches themselves, in `range`. */
+async function usersByBucketOf(
+  db: Knex,
+  scope: Scope,
+  granularity: T.Granularity,
+  range: { from?: Bound<Date>; to?: Bound<Date> },
+): Promise<Map<number, { searches: number; users: number }>> {
+  const perUser = searches(db, scope, range)
     .select(db.raw(`date_trunc(?, created_at, 'UTC') as bucket`, [TRUNCATE[granularity]]), db.raw('count(*) as searches'))
     .groupBy('bucket', db.raw(`coalesce(user_id, '')`));
   const rows: { bucket: Date; searches: number; users: number }[] = await db
@@ -192,15 +224,20 @@ export async function usersByBucket(db: Knex, scope: Scope, granularity: T.Granu
 
 /** How many users made the scope's searches (searches without a user id count as one). */
 export async function userCount(db: Knex, scope: Scope): Promise<number> {
+  if (wholeDataset(scope)) {
+    const [row] = await db('search_users').where('dataset_id', scope.datasetId).count({ users: '*' });
+    return Number(row.users);
+  }
   const [row] = await db.from(searches(db, scope).distinct(db.raw(`coalesce(user_id, '') as user_id`)).as('users')).count({ users: '*' });
   return Number(row.users);
 }
 
 /** A page of the queries searched most, most first. */
 export async function headQueries(db: Knex, scope: Scope, page: number): Promise<{ query: string; count: number }[]> {
-  const rows: { query: string; count: number }[] = await searches(db, scope)
-    .select('query', db.raw('count(*)::float8 as count'))
-    .groupBy('query')
+  const query = wholeDataset(scope)
+    ? db('search_query_counts').where('dataset_id', scope.datasetId).select('query', db.raw('searches::float8 as count'))
+    : searches(db, scope).select('query', db.raw('count(*)::float8 as count')).groupBy('query');
+  const rows: { query: string; count: number }[] = await query
     .orderBy([{ column: 'count', order: 'desc' }, 'query'])
     .limit(PAGE_SIZE)
     .offset((page - 1) * PAGE_SIZE);
@@ -270,56 +307,15 @@ export interface FilterUse {
   values: { value: string; count: number }[];
 }
 
-const CLAUSES = ['must', 'should', 'must_not'];
-const CONDITION_TYPES = ['match_any', 'match_all', 'range', 'date_range', 'boolean', 'geo_bounding_box', 'geo_radius', 'geo_polygon'];
-
 /**
  * The filter conditions the scope's searches used most (up to `limit`), by clause, field and kind of
- * condition, each with its `valueLimit` most used values.
+ * condition, each with its `valueLimit` most used values. A search's conditions and their values
+ * are read by the database functions search_filter_conditions and search_filter_values (migration
+ * 033), which also keep the roll-ups that answer for a whole dataset.
  */
 export async function filterUses(db: Knex, scope: Scope, limit: number, valueLimit: number): Promise<FilterUse[]> {
-  const filtered = searches(db, scope).whereRaw(`jsonb_typeof(request_params->'filters') = 'object'`).select('request_params');
-  // (No `?` operator: knex would take it for a binding.)
-  const typeOf = `case ${CONDITION_TYPES.map((t) => `when coalesce(jsonb_typeof(condition->'${t}'), 'null') <> 'null' then '${t}'`).join(' ')} else 'unknown' end`;
-  const rows: { clause: string; field: string; filter_type: string; count: number; value: string; value_count: number }[] = await db
-    .with('filtered', filtered)
-    .with(
-      'conditions',
-      db.raw(
-        `select clauses.clause, coalesce(condition->>'field', '') as field, ${typeOf} as filter_type, condition
-         from filtered
-         cross join unnest(?::text[]) as clauses(clause)
-         cross join lateral jsonb_array_elements(
-           case when jsonb_typeof(request_params->'filters'->clauses.clause) = 'array' then request_params->'filters'->clauses.clause else '[]'::jsonb end
-         ) as condition`,
-        [CLAUSES],
-      ),
-    )
-    .with(
-      'top',
-      db.raw(
-        `select clause, field, filter_type, count(*) as count from conditions
-         group by clause, field, filter_type order by count desc, clause, field, filter_type limit ?`,
-        [limit],
-      ),
-    )
-    .with(
-      'condition_values',
-      db.raw(
-        `select c.clause, c.field, c.filter_type, v.value, count(*) as value_count,
-           row_number() over (partition by c.clause, c.field, c.filter_type order by count(*) desc, v.value) as place
-         from conditions c
-         join top using (clause, field, filter_type)
-         cross join lateral (
-           select jsonb_array_elements_text(c.condition->c.filter_type) as value
-             where c.filter_type in ('match_any', 'match_all') and jsonb_typeof(c.condition->c.filter_type) = 'array'
-           union all
-           select (c.condition->c.filter_type)::text
-             where c.filter_type not in ('match_any', 'match_all', 'unknown')
-         ) v
-         group by c.clause, c.field, c.filter_type, v.value`,
-      ),
-    )
+  const query = wholeDataset(scope) ? rolledUpFilterCounts(db, scope.datasetId, limit) : filterCounts(db, scope, limit);
+  const rows: { clause: string; field: string; filter_type: string; count: number; value: string; value_count: number }[] = await query
     .select('top.clause', 'top.field', 'top.filter_type', db.raw('top.count::float8 as count'), 'v.value', db.raw('v.value_count::float8 as value_count'))
     .from('top')
     .leftJoin('condition_values as v', function () {
@@ -339,6 +335,56 @@ export async function filterUses(db: Knex, scope: Scope, limit: number, valueLim
     if (row.value !== null) use.values.push({ value: row.value, count: Number(row.value_count) });
   }
   return uses;
+}
+
+/** `top` (the most used conditions) and `condition_values` (their values, ranked by `place`) from the scope's searches. */
+function filterCounts(db: Knex, scope: Scope, limit: number): Knex.QueryBuilder {
+  const filtered = searches(db, scope).whereRaw(`jsonb_typeof(request_params->'filters') = 'object'`).select('request_params');
+  return db
+    .with('filtered', filtered)
+    .with('conditions', db.raw('select c.* from filtered cross join lateral search_filter_conditions(filtered.request_params) c'))
+    .with(
+      'top',
+      db.raw(
+        `select clause, field, filter_type, count(*) as count from conditions
+         group by clause, field, filter_type order by count desc, clause, field, filter_type limit ?`,
+        [limit],
+      ),
+    )
+    .with(
+      'condition_values',
+      db.raw(
+        `select c.clause, c.field, c.filter_type, v.value, count(*) as value_count,
+           row_number() over (partition by c.clause, c.field, c.filter_type order by count(*) desc, v.value) as place
+         from conditions c
+         join top using (clause, field, filter_type)
+         cross join lateral search_filter_values(c.filter_type, c.condition) as v(value)
+         group by c.clause, c.field, c.filter_type, v.value`,
+      ),
+    );
+}
+
+/** filterCounts over the whole dataset, from the roll-ups. */
+function rolledUpFilterCounts(db: Knex, datasetId: string, limit: number): Knex.QueryBuilder {
+  return db
+    .with(
+      'top',
+      db.raw(
+        `select clause, field, filter_type, field_key, uses as count from search_filter_conditions
+         where dataset_id = ? and uses > 0 order by uses desc, clause, field, filter_type limit ?`,
+        [datasetId, limit],
+      ),
+    )
+    .with(
+      'condition_values',
+      db.raw(
+        `select top.clause, top.field, top.filter_type, v.value, v.uses as value_count,
+           row_number() over (partition by top.clause, top.field, top.filter_type order by v.uses desc, v.value) as place
+         from top join search_filter_values v using (clause, filter_type, field_key)
+         where v.dataset_id = ? and v.uses > 0`,
+        [datasetId],
+      ),
+    );
 }
 
 // ---- what users did: analytics events about searches ----
@@ -391,6 +437,14 @@ export function revenueByBucket(db: Knex, scope: Scope, granularity: T.Granulari
 
 /** How many users sent any event in the scope's date range, and how many sent each named event (no user id is one user). */
 export async function usersByEvent(db: Knex, scope: Scope): Promise<{ allUsers: number; byName: { name: string; users: number }[] }> {
+  if (scope.from === undefined && scope.to === undefined) {
+    const [all] = await db('analytics_event_any_users').where('dataset_id', scope.datasetId).count({ users: '*' });
+    const byName: { name: string; users: number }[] = await db('analytics_event_users')
+      .where('dataset_id', scope.datasetId)
+      .select('event_name as name', db.raw('count(*)::float8 as users'))
+      .groupBy('name_key', 'event_name');
+    return { allUsers: Number(all.users), byName: byName.map((r) => ({ name: r.name, users: Number(r.users) })) };
+  }
   const events = db('analytics_events as e').where('e.dataset_id', scope.datasetId);
   whereRange(events, 'e.created_at', scope);
   const rows: { name: string | null; users: number }[] = await events

@@ -32,6 +32,7 @@ import * as m029 from './029_search_analytics.js';
 import * as m030 from './030_analytics_events.js';
 import * as m031 from './031_search_clusters.js';
 import * as m032 from './032_recommendation_analytics.js';
+import * as m033 from './033_analytics_report_rollups.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -71,6 +72,7 @@ const migrations: Record<string, Migration> = {
   '030_analytics_events': m030,
   '031_search_clusters': m031,
   '032_recommendation_analytics': m032,
+  '033_analytics_report_rollups': m033,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
