@@ -209,11 +209,22 @@ function source(table: T.TableName, datasetId: string, ctes: Map<string, Set<str
     const what = typeof table === 'string' ? `table "${name}" is not kept by this service` : `"${name}" is neither a table nor the query's cte_query.alias`;
     throw badRequest(`${field}: ${what}; the tables are ${Object.keys(TABLES).join(', ')}`);
   }
-  const shown = Object.entries(known.columns).map(([as, column]) => sql('?? as ??', column, as));
+  const shown = Object.entries(known.columns).map(([as, column]) => sql('?? as ??', `t.${column}`, as));
+  const scoped = known.datasetOf
+    ? sql(
+        ' from ?? as t join ?? as p on ?? = ?? where ?? = ?',
+        known.table,
+        known.datasetOf.table,
+        'p.id',
+        `t.${known.datasetOf.key}`,
+        'p.dataset_id',
+        datasetId,
+      )
+    : sql(' from ?? as t where ?? = ?', known.table, 't.dataset_id', datasetId);
   return {
     name,
     columns: new Set(Object.keys(known.columns)),
-    from: concat(sql('(select '), join(shown, ', '), sql(' from ?? where ?? = ?) as ??', known.table, 'dataset_id', datasetId, name)),
+    from: concat(sql('(select '), join(shown, ', '), scoped, sql(') as ??', name)),
   };
 }
 

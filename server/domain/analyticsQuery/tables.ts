@@ -8,6 +8,8 @@ export interface TableColumns {
   table: string;
   /** Shown name → our column. */
   columns: Record<string, string>;
+  /** For a table without dataset_id: the table that has it, and our column that refers to that table's id. */
+  datasetOf?: { table: string; key: string };
 }
 
 const same = (...names: string[]) => Object.fromEntries(names.map((n) => [n, n]));
@@ -77,6 +79,12 @@ export const TABLES: Record<string, TableColumns> = {
       'created_at',
       'updated_at',
     ),
+  },
+  cluster_topics: { table: 'search_clusters', columns: same('id', 'dataset_id', 'topic', 'density', 'avg_score', 'created_at') },
+  search_cluster_memberships: {
+    table: 'search_cluster_members',
+    columns: { search_id: 'search_id', cluster_id: 'cluster_id', distance_to_centroid: 'distance' },
+    datasetOf: { table: 'search_clusters', key: 'cluster_id' },
   },
   topics: { table: 'topics', columns: { ...same('id', 'dataset_id', 'name', 'owner_id', 'created_at', 'updated_at'), topic_id: 'id' } },
   experiments: {
