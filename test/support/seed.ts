@@ -53,10 +53,12 @@ export async function seedRagQuery(
     hallucination_score?: number;
     query_rating?: number;
     created_at?: Date;
+    /** The component the call came from (metadata.component_props.componentName). */
     component_name?: string;
     has_clicks?: boolean;
   } = {},
 ) {
+  const { component_name, ...columns } = fields;
   const [row] = await db('rag_queries')
     .insert({
       dataset_id: datasetId,
@@ -65,7 +67,8 @@ export async function seedRagQuery(
       user_message: 'what is a chunk?',
       llm_response: 'A piece of a document.',
       results: JSON.stringify([{ id: 'x' }]),
-      ...fields,
+      ...(component_name !== undefined && { metadata: JSON.stringify({ component_props: { componentName: component_name } }) }),
+      ...columns,
     })
     .returning('id');
   return row.id as string;

@@ -33,6 +33,7 @@ import * as m030 from './030_analytics_events.js';
 import * as m031 from './031_search_clusters.js';
 import * as m032 from './032_recommendation_analytics.js';
 import * as m033 from './033_analytics_report_rollups.js';
+import * as m034 from './034_rag_analytics.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '031_search_clusters': m031,
   '032_recommendation_analytics': m032,
   '033_analytics_report_rollups': m033,
+  '034_rag_analytics': m034,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
