@@ -14,17 +14,21 @@ export async function getEvent(db: Knex, datasetId: string, eventId: string): Pr
 }
 
 export async function listEvents(db: Knex, datasetId: string, request: T.GetEventsRequestBody): Promise<T.GetEventsResponseBody> {
-  const filter = request.filter;
+  const rows = await eventsPage(db, datasetId, eventScopeOf(request.filter), offsetOf(request.page));
+  return { events: rows.map(eventRecord) };
+}
+
+/** The events an event filter keeps; 400 when its date range or metadata filter is malformed. */
+export function eventScopeOf(filter: T.EventAnalyticsFilter | null | undefined): EventScope {
   const scope: EventScope = dateBounds(filter?.date_range, 'filter.date_range');
   if (filter?.event_type != null) scope.eventType = filter.event_type;
   if (filter?.is_conversion != null) scope.isConversion = filter.is_conversion;
   if (filter?.user_id != null) scope.userId = filter.user_id;
   if (filter?.metadata_filter != null) scope.metadata = metadataMatch(filter.metadata_filter, 'filter.metadata_filter');
-  const rows = await eventsPage(db, datasetId, scope, offsetOf(request.page));
-  return { events: rows.map(eventRecord) };
+  return scope;
 }
 
-function eventRecord(row: EventRow): T.EventData {
+export function eventRecord(row: EventRow): T.EventData {
   return {
     id: row.id,
     dataset_id: row.dataset_id,

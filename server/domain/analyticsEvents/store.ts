@@ -76,20 +76,26 @@ export async function eventById(db: Knex, datasetId: string, id: string): Promis
 }
 
 export async function eventsPage(db: Knex, datasetId: string, scope: EventScope, offset: number): Promise<EventRow[]> {
-  const query = db<EventRow>('analytics_events').where({ dataset_id: datasetId });
-  whereTime(query, 'created_at', scope);
-  if (scope.eventType !== undefined) query.where('event_type', scope.eventType);
-  if (scope.isConversion !== undefined) query.where('is_conversion', scope.isConversion);
-  if (scope.userId !== undefined) query.where('user_id', scope.userId);
-  if (scope.metadata) {
-    const { path, value } = scope.metadata;
-    if (value === null) query.whereRaw(`(metadata #> ?::text[] is null or metadata #> ?::text[] = 'null'::jsonb)`, [path, path]);
-    else query.whereRaw('metadata #> ?::text[] = ?::jsonb', [path, JSON.stringify(value)]);
-  }
+  const query = db<EventRow>('analytics_events as e').where({ dataset_id: datasetId });
+  whereEvents(query, 'e', scope);
   return query
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])
     .limit(PAGE_SIZE)
     .offset(offset);
+}
+
+/** Narrows a query of events (as `alias`) to those of the scope. */
+export function whereEvents(query: Knex.QueryBuilder, alias: string, scope: EventScope): void {
+  whereTime(query, `${alias}.created_at`, scope);
+  if (scope.eventType !== undefined) query.where(`${alias}.event_type`, scope.eventType);
+  if (scope.isConversion !== undefined) query.where(`${alias}.is_conversion`, scope.isConversion);
+  if (scope.userId !== undefined) query.where(`${alias}.user_id`, scope.userId);
+  if (scope.metadata) {
+    const { path, value } = scope.metadata;
+    const at = `${alias}.metadata #> ?::text[]`;
+    if (value === null) query.whereRaw(`(${at} is null or ${at} = 'null'::jsonb)`, [path, path]);
+    else query.whereRaw(`${at} = ?::jsonb`, [path, JSON.stringify(value)]);
+  }
 }
 
 // ---- click-through ----
