@@ -111,6 +111,7 @@ export type SearchOverGroupsHandler = (ctx: DatasetContext<T.SearchOverGroupsDat
 export type SearchWithinGroupHandler = (ctx: DatasetContext<T.SearchWithinGroupData>) => Promise<Reply<T.SearchWithinGroupResponses, 200>>;
 export type SendCtrDataHandler = (ctx: DatasetContext<T.SendCtrDataData>) => Promise<Reply<T.SendCtrDataResponses, 204>>;
 export type SendEventDataHandler = (ctx: DatasetContext<T.SendEventDataData>) => Promise<Reply<T.SendEventDataResponses, 204>>;
+export type SetRagQueryRatingHandler = (ctx: DatasetContext<T.SetRagQueryRatingData>) => Promise<Reply<T.SetRagQueryRatingResponses, 204>>;
 export type SetSearchQueryRatingHandler = (ctx: DatasetContext<T.SetSearchQueryRatingData>) => Promise<Reply<T.SetSearchQueryRatingResponses, 204>>;
 export type SplitHtmlContentHandler = (ctx: PublicContext<T.SplitHtmlContentData>) => Promise<Reply<T.SplitHtmlContentResponses, 200>>;
 export type TranscribeAudioHandler = (ctx: DatasetContext<T.TranscribeAudioData>) => Promise<Reply<T.TranscribeAudioResponses, 200>>;
@@ -233,6 +234,7 @@ export interface Handlers {
   search_within_group: SearchWithinGroupHandler;
   send_ctr_data: SendCtrDataHandler;
   send_event_data: SendEventDataHandler;
+  set_rag_query_rating: SetRagQueryRatingHandler;
   set_search_query_rating: SetSearchQueryRatingHandler;
   split_html_content: SplitHtmlContentHandler;
   transcribe_audio: TranscribeAudioHandler;
@@ -356,6 +358,7 @@ export const operations = {
   search_within_group: { method: 'post', path: '/api/chunk_group/search', role: 0, scope: 'dataset' },
   send_ctr_data: { method: 'put', path: '/api/analytics/ctr', role: 1, scope: 'dataset' },
   send_event_data: { method: 'put', path: '/api/analytics/events', role: 1, scope: 'dataset' },
+  set_rag_query_rating: { method: 'put', path: '/api/analytics/rag', role: 1, scope: 'dataset' },
   set_search_query_rating: { method: 'put', path: '/api/analytics/search', role: 1, scope: 'dataset' },
   split_html_content: { method: 'post', path: '/api/chunk/split', role: null, scope: 'none' },
   transcribe_audio: { method: 'post', path: '/api/message/transcribe_audio', role: 1, scope: 'dataset' },

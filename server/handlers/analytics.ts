@@ -1,14 +1,19 @@
-import type { GetRagAnalyticsHandler, GetSearchAnalyticsHandler, SetSearchQueryRatingHandler } from '../../generated/handlers.js';
-import { ragQueries } from '../domain/ragAnalytics.js';
+import type { GetRagAnalyticsHandler, GetSearchAnalyticsHandler, SetRagQueryRatingHandler, SetSearchQueryRatingHandler } from '../../generated/handlers.js';
+import { ragAnalytics, rateRagQuery } from '../domain/ragAnalytics/index.js';
 import { rateSearch, searchAnalytics } from '../domain/searchAnalytics/index.js';
 import type { Services } from '../services.js';
 
+const analyticsStore = (services: Services) => ({ db: services.store.db, pending: () => services.deferred.flush() });
+
 export const get_rag_analytics: GetRagAnalyticsHandler = async ({ body, dataset, services }) => ({
   status: 200,
-  body: await ragQueries(services.store.db, dataset.id, body),
+  body: await ragAnalytics(analyticsStore(services), dataset.id, body),
 });
 
-const analyticsStore = (services: Services) => ({ db: services.store.db, pending: () => services.deferred.flush() });
+export const set_rag_query_rating: SetRagQueryRatingHandler = async ({ body, dataset, services }) => {
+  await rateRagQuery(analyticsStore(services), dataset.id, body);
+  return { status: 204, body: undefined };
+};
 
 export const get_search_analytics: GetSearchAnalyticsHandler = async ({ body, dataset, services }) => ({
   status: 200,

@@ -141,7 +141,8 @@ function bodyFor(operationId: string, ids: Record<string, string>): unknown {
   const bodies: Record<string, unknown> = {
     add_chunk_to_group: { chunk_id: ids.chunk_id },
     add_chunk_to_group_by_tracking_id: { chunk_id: ids.chunk_id },
-    get_rag_analytics: { type: 'rag_queries' },
+    get_rag_analytics: { type: 'rag_query_details', request_id: ids.rag_query_id },
+    set_rag_query_rating: { query_id: ids.rag_query_id, rating: 1 },
     send_event_data: { event_type: 'view', event_name: 'intruder', items: [], request: { request_id: ids.rag_query_id, request_type: 'rag' } },
     send_ctr_data: { request_id: ids.rag_query_id, ctr_type: 'rag', position: 0, clicked_chunk_id: ids.chunk_id },
     get_ctr_analytics: { type: 'search_ctr_metrics' },
@@ -228,6 +229,8 @@ describe("a foreign organization's owner key is refused on every route", () => {
     'set_search_query_rating',
     'get_cluster_analytics',
     'get_recommendation_analytics',
+    'get_rag_analytics',
+    'set_rag_query_rating',
   ]);
   it.each(ops.filter(([id]) => addressedByBody.has(id)))("%s with B's own headers and A's ids in the body", async (operationId, op) => {
     const before = await snapshotOf(a.organization_id);

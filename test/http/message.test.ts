@@ -20,6 +20,7 @@ import {
   regenerateMessage,
   regenerateMessagePatch,
 } from '../../sdk/src/generated/sdk.gen.js';
+import type { RagQueryResponse } from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkResponse } from '../support/contract.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llmStandIn.js';
@@ -40,7 +41,7 @@ const newTopic = async (datasetId = dataset.id) =>
 const messagesOf = async (topicId: string) =>
   (await getAllTopicMessages({ client: service.client(), headers: ds(), path: { messages_topic_id: topicId }, throwOnError: true })).data;
 const ragQueries = async () =>
-  (await getRagAnalytics({ client: service.client(), headers: ds(), body: { type: 'rag_queries' }, throwOnError: true })).data.queries;
+  ((await getRagAnalytics({ client: service.client(), headers: ds(), body: { type: 'rag_queries' }, throwOnError: true })).data as RagQueryResponse).queries;
 const ask = (topic_id: string, body: Record<string, unknown> = {}) =>
   createMessage({ client: service.client(), headers: ds(), body: { topic_id, new_message_content: QUESTION, ...body } });
 /** The chunks and the completion of an answer framed chunks first. */

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization, generateOffChunks, getRagAnalytics, getSuggestedQueries } from '../../sdk/src/generated/sdk.gen.js';
+import type { RagQueryResponse } from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { checkHallucinations } from '../../server/domain/rag/hallucinations.js';
 import { checkResponse } from '../support/contract.js';
@@ -24,7 +25,7 @@ const question = { role: 'user' as const, content: 'Where does the Aletsch glaci
 /** The RAG queries recorded for the dataset, newest first. */
 async function ragQueries(datasetId = dataset.id) {
   const { data } = await getRagAnalytics({ client: service.client(), headers: ds(datasetId), body: { type: 'rag_queries' }, throwOnError: true });
-  return data.queries;
+  return (data as RagQueryResponse).queries;
 }
 
 /** A raw POST that reads the streamed answer as it comes, noting when each part arrived. */

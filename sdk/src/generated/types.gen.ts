@@ -54,6 +54,11 @@ export type AnalyticsQuery = {
 };
 
 /**
+ * The id of a RAG query or topic of the dataset.
+ */
+export type AnalyticsRecordId = string;
+
+/**
  * Request parameters forcibly applied to every request made with the key.
  */
 export type ApiKeyRequestParams = {
@@ -185,9 +190,24 @@ export type BulkDeleteChunkPayload = {
     filter: ChunkFilter;
 };
 
+export type ChatAverageRatingResponse = {
+    avg_chat_rating: number;
+    points: Array<FloatTimePoint>;
+};
+
+export type ChatConversionRateResponse = {
+    conversion_rate: number;
+    points: Array<FloatTimePoint>;
+};
+
 export type ChatMessageProxy = {
     role: RoleProxy;
     content: string;
+};
+
+export type ChatRevenueResponse = {
+    revenue: number;
+    points: Array<FloatTimePoint>;
 };
 
 export type ChunkedContent = {
@@ -433,6 +453,35 @@ export type ClickhouseRecommendationTypes = 'Chunk' | 'Group';
  * The kind of a recorded search (a search within a group is a `search`, the search of a RAG call `rag`).
  */
 export type ClickhouseSearchTypes = 'search' | 'search_over_groups' | 'autocomplete' | 'rag';
+
+/**
+ * A topic and a summary of its RAG queries.
+ */
+export type ClickhouseTopicAnalyticsSummary = {
+    id: string;
+    /**
+     * The topic's id (the same as `id`).
+     */
+    topic_id: string;
+    name: string;
+    owner_id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    /**
+     * The topic's RAG queries (of the filter's `rag_type`).
+     */
+    message_count: number;
+    avg_top_score: number;
+    avg_hallucination_score: number;
+    /**
+     * The average rating of its rated RAG queries; null when none is rated.
+     */
+    avg_query_rating?: number | null;
+    /**
+     * The names of the events about its RAG queries, each once, in order.
+     */
+    event_names: Array<string>;
+};
 
 export type CloneDatasetRequest = {
     /**
@@ -1567,6 +1616,11 @@ export type EventNameAndCountsResponse = {
 };
 
 /**
+ * An event name the chat components send.
+ */
+export type EventNamesFilter = 'component_close' | 'component_open' | 'View' | 'site-followup_query' | 'Click' | 'site-add_to_cart' | 'site-checkout_end';
+
+/**
  * A rating of a search or RAG call, from 0 (bad) to 10; a thumbs up is 1 and a thumbs down 0.
  */
 export type EventQueryRating = {
@@ -1585,6 +1639,10 @@ export type EventReturn = {
      * How many pages the events that match the filter fill.
      */
     page_count: number;
+};
+
+export type EventsForTopicResponse = {
+    events: Array<EventData>;
 };
 
 /**
@@ -2066,6 +2124,15 @@ export type FloatRange = {
 export type FloatTimePoint = {
     time_stamp: Timestamp;
     point: number;
+};
+
+export type FollowupQueriesResponse = {
+    top_queries: Array<FollowupQuery>;
+};
+
+export type FollowupQuery = {
+    query: string;
+    count: number;
 };
 
 /**
@@ -2617,6 +2684,11 @@ export type Message = {
     updated_at: Timestamp;
 };
 
+export type MessagesPerUserResponse = {
+    avg_messages_per_user: number;
+    points: Array<FloatTimePoint>;
+};
+
 /**
  * Diversify the results by maximal marginal relevance: each next result is the one with the best (1 - mmr_lambda) x relevance - mmr_lambda x (its highest cosine similarity to a result above it); that value is its score. The first 100 results are picked so; candidates beyond them follow by that value against those 100.
  */
@@ -2721,6 +2793,15 @@ export type Plan = {
     visible?: boolean;
     created_at: Timestamp;
     updated_at: Timestamp;
+};
+
+export type PopularChat = {
+    name: string;
+    count: number;
+};
+
+export type PopularChatsResponse = {
+    chats: Array<PopularChat>;
 };
 
 export type PopularFilters = {
@@ -2909,19 +2990,93 @@ export type QueryTypes = SearchModalities | Array<MultiQuery>;
 /**
  * A RAG analytics request; `type` names the report.
  */
-export type RagAnalytics = {
+export type RagAnalytics = ({
     type: 'rag_queries';
+} & RagAnalyticsRagQueries) | ({
+    type: 'rag_usage';
+} & RagAnalyticsRagUsage) | ({
+    type: 'rag_usage_graph';
+} & RagAnalyticsRagUsageGraph) | ({
+    type: 'rag_query_details';
+} & RagAnalyticsRagQueryDetails) | ({
+    type: 'rag_query_ratings';
+} & RagAnalyticsRagQueryRatings) | ({
+    type: 'followup_queries';
+} & RagAnalyticsFollowupQueries) | ({
+    type: 'topic_queries';
+} & RagAnalyticsTopicQueries) | ({
+    type: 'topic_details';
+} & RagAnalyticsTopicDetails) | ({
+    type: 'topics_over_time';
+} & RagAnalyticsTopicsOverTime) | ({
+    type: 'ctr_metrics_over_time';
+} & RagAnalyticsCtrMetricsOverTime) | ({
+    type: 'messages_per_user';
+} & RagAnalyticsMessagesPerUser) | ({
+    type: 'chat_average_rating';
+} & RagAnalyticsChatAverageRating) | ({
+    type: 'chat_conversion_rate';
+} & RagAnalyticsChatConversionRate) | ({
+    type: 'event_funnel';
+} & RagAnalyticsEventFunnel) | ({
+    type: 'events_for_topic';
+} & RagAnalyticsEventsForTopic) | ({
+    type: 'chat_revenue';
+} & RagAnalyticsChatRevenue) | ({
+    type: 'popular_chats';
+} & RagAnalyticsPopularChats);
+
+/**
+ * Per bucket, the average rating of the rated RAG queries the filter keeps; the average is the mean over the buckets with ratings.
+ */
+export type RagAnalyticsChatAverageRating = {
+    type: 'chat_average_rating';
     filter?: RagAnalyticsFilter | null;
-    /**
-     * Only queries whose results were clicked (true) or not clicked (false).
-     */
-    has_clicks?: boolean | null;
-    /**
-     * The page of ten queries to return; 0 and 1 both give the first.
-     */
-    page?: number | null;
-    sort_by?: RagSortBy | null;
-    sort_order?: SortOrder | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * Per bucket of the topics' creation, the share of the topics the filter keeps that converted (an event counted as a conversion is about one of their RAG queries); `conversion_rate` is that share over all of them.
+ */
+export type RagAnalyticsChatConversionRate = {
+    type: 'chat_conversion_rate';
+    filter?: TopicAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The revenue of purchases per bucket of the purchase's time, and its total: with `direct`, of the purchases about a RAG query; otherwise (the default) of those about no search, RAG query or recommendation. `filter` narrows the purchases (date range, user, conversion, metadata).
+ */
+export type RagAnalyticsChatRevenue = {
+    type: 'chat_revenue';
+    filter?: EventAnalyticsFilter | null;
+    direct?: boolean | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * Per bucket, the clicks on the results of the RAG queries the filter keeps (by the click's time) for each of those queries made in the bucket; `total_ctr` is the mean over the buckets with queries.
+ */
+export type RagAnalyticsCtrMetricsOverTime = {
+    type: 'ctr_metrics_over_time';
+    filter?: RagAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * How many users sent each named event in the filter's date range, how many sent any (`all_users`), and how many started the topics the filter keeps (`conversation_started`, distinct owners), most first. Events without a user id count as one user's.
+ */
+export type RagAnalyticsEventFunnel = {
+    type: 'event_funnel';
+    filter?: TopicAnalyticsFilter | null;
+};
+
+/**
+ * The events about the RAG queries of one topic of the dataset, oldest first (404 when the dataset has no topic of that id).
+ */
+export type RagAnalyticsEventsForTopic = {
+    type: 'events_for_topic';
+    topic_id: AnalyticsRecordId;
 };
 
 export type RagAnalyticsFilter = {
@@ -2939,9 +3094,125 @@ export type RagAnalyticsFilter = {
 };
 
 /**
+ * The follow-up questions users chose most, most first, ten a page: the `metadata.followup_query` of the events named `site-followup_query` sent in the filter's date range (with any other condition of the filter, only events about a RAG query it keeps).
+ */
+export type RagAnalyticsFollowupQueries = {
+    type: 'followup_queries';
+    filter?: RagAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+/**
+ * Per bucket, the RAG queries the filter keeps for each user who made them (queries without a user id count as one user's); the average is the mean over the buckets with queries.
+ */
+export type RagAnalyticsMessagesPerUser = {
+    type: 'messages_per_user';
+    filter?: RagAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
+ * The names of the topics the filter keeps, each with how many topics have it, most first, ten a page.
+ */
+export type RagAnalyticsPopularChats = {
+    type: 'popular_chats';
+    filter?: TopicAnalyticsFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+};
+
+/**
+ * A page of ten of the RAG queries the filter keeps, sorted by `sort_by` (default `created_at`) in `sort_order` (default `desc`), ties newest first.
+ */
+export type RagAnalyticsRagQueries = {
+    type: 'rag_queries';
+    filter?: RagAnalyticsFilter | null;
+    /**
+     * Only queries whose results were clicked (true) or not clicked (false).
+     */
+    has_clicks?: boolean | null;
+    /**
+     * The page of ten queries to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    sort_by?: RagSortBy | null;
+    sort_order?: SortOrder | null;
+};
+
+/**
+ * One RAG query of the dataset, by its id (404 when the dataset has none of that id).
+ */
+export type RagAnalyticsRagQueryDetails = {
+    type: 'rag_query_details';
+    request_id: AnalyticsRecordId;
+};
+
+/**
+ * How many of the RAG queries the filter keeps are rated positive (1 or more) and negative (0).
+ */
+export type RagAnalyticsRagQueryRatings = {
+    type: 'rag_query_ratings';
+    filter?: RagAnalyticsFilter | null;
+};
+
+/**
+ * How many RAG queries the filter keeps.
+ */
+export type RagAnalyticsRagUsage = {
+    type: 'rag_usage';
+    filter?: RagAnalyticsFilter | null;
+};
+
+/**
+ * The number of RAG queries of each bucket.
+ */
+export type RagAnalyticsRagUsageGraph = {
+    type: 'rag_usage_graph';
+    filter?: RagAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
+
+/**
  * The report named by the request's `type`.
  */
-export type RagAnalyticsResponse = RagQueryResponse;
+export type RagAnalyticsResponse = RagQueryResponse | RagUsageResponse | RagUsageGraphResponse | RagQueryEvent | RagQueryRatingsResponse | FollowupQueriesResponse | TopicQueriesResponse | TopicDetailsResponse | TopicsOverTimeResponse | CtrMetricsOverTimeResponse | MessagesPerUserResponse | ChatAverageRatingResponse | ChatConversionRateResponse | EventNameAndCountsResponse | EventsForTopicResponse | ChatRevenueResponse | PopularChatsResponse;
+
+/**
+ * One topic of the dataset and its RAG queries, oldest first (404 when the dataset has no topic of that id).
+ */
+export type RagAnalyticsTopicDetails = {
+    type: 'topic_details';
+    topic_id: AnalyticsRecordId;
+};
+
+/**
+ * A page of ten of the topics the filter keeps, each with its number of RAG queries, their average top score, hallucination score and rating, and the names of the events about them; sorted by the topic's `created_at` (default), or the average `top_score` or `hallucination_score`, in `sort_order` (default `desc`).
+ */
+export type RagAnalyticsTopicQueries = {
+    type: 'topic_queries';
+    filter?: TopicAnalyticsFilter | null;
+    topic_events_filter?: TopicEventFilter | null;
+    /**
+     * The page of ten to return; 0 and 1 both give the first.
+     */
+    page?: number | null;
+    sort_by?: RagSortBy | null;
+    sort_order?: SortOrder | null;
+};
+
+/**
+ * The number of topics the filter keeps created in each bucket, and their total.
+ */
+export type RagAnalyticsTopicsOverTime = {
+    type: 'topics_over_time';
+    filter?: TopicAnalyticsFilter | null;
+    granularity?: Granularity | null;
+};
 
 /**
  * One RAG query and the answer the LLM gave.
@@ -2964,6 +3235,11 @@ export type RagQueryEvent = {
     created_at: Timestamp;
 };
 
+export type RagQueryRatingsResponse = {
+    total_positive_ratings: number;
+    total_negative_ratings: number;
+};
+
 export type RagQueryResponse = {
     queries: Array<RagQueryEvent>;
 };
@@ -2974,6 +3250,14 @@ export type RagSortBy = 'hallucination_score' | 'top_score' | 'created_at';
  * Whether the LLM saw the chunks the user chose or all retrieved chunks.
  */
 export type RagTypes = 'chosen_chunks' | 'all_chunks';
+
+export type RagUsageGraphResponse = {
+    points: Array<IntegerTimePoint>;
+};
+
+export type RagUsageResponse = {
+    total_queries: number;
+};
 
 /**
  * Numeric bounds.
@@ -2989,7 +3273,7 @@ export type RangeCondition = number;
 
 export type RateQueryRequest = {
     /**
-     * The id of the search rated.
+     * The id of the search (or RAG query) rated.
      */
     query_id: string;
     /**
@@ -4450,6 +4734,55 @@ export type Topic = {
     owner_id: string;
 };
 
+/**
+ * Which topics (conversations) a report counts. A topic is counted when its name is not blank and it has a RAG query (of `rag_type`, when given); `date_range` bounds when the topic was created, `component_name` is the topic's `metadata.component_props.componentName`, `query` text its name contains (case-insensitive), and the score and rating ranges bound the averages over the topic's RAG queries (a topic none of whose queries is rated has no average rating, and is left out by `query_rating`).
+ */
+export type TopicAnalyticsFilter = {
+    date_range?: DateRange | null;
+    rag_type?: RagTypes | null;
+    query_rating?: QueryRatingRange | null;
+    top_score?: FloatRange | null;
+    hallucination_score?: FloatRange | null;
+    component_name?: string | null;
+    query?: string | null;
+};
+
+export type TopicDetailsResponse = {
+    topic: TopicQuery;
+    messages: Array<RagQueryEvent>;
+};
+
+/**
+ * Only topics with a RAG query that an event of one of these names is about; with `inverted`, only topics with none.
+ */
+export type TopicEventFilter = {
+    event_names: Array<EventNamesFilter>;
+    inverted: boolean;
+};
+
+export type TopicQueriesResponse = {
+    topics: Array<ClickhouseTopicAnalyticsSummary>;
+};
+
+export type TopicQuery = {
+    id: string;
+    /**
+     * The topic's id (the same as `id`).
+     */
+    topic_id: string;
+    dataset_id: string;
+    name: string;
+    owner_id: string;
+    metadata?: unknown;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+};
+
+export type TopicsOverTimeResponse = {
+    total_topics: number;
+    points: Array<IntegerTimePoint>;
+};
+
 export type TopPages = {
     page: string;
     count: number;
@@ -5314,6 +5647,57 @@ export type GetRagAnalyticsResponses = {
 };
 
 export type GetRagAnalyticsResponse = GetRagAnalyticsResponses[keyof GetRagAnalyticsResponses];
+
+export type SetRagQueryRatingData = {
+    body: RateQueryRequest;
+    headers: {
+        /**
+         * The dataset to act on, by id or by tracking id (a valid uuid is taken as an id).
+         */
+        'SVC-Dataset': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/analytics/rag';
+};
+
+export type SetRagQueryRatingErrors = {
+    /**
+     * The request is malformed or the service could not carry it out.
+     */
+    400: ErrorResponseBody;
+    /**
+     * No API key, an unknown key or an expired key.
+     */
+    401: ErrorResponseBody;
+    /**
+     * The key's role, scopes or dataset restrictions do not allow this request.
+     */
+    403: ErrorResponseBody;
+    /**
+     * The addressed resource does not exist.
+     */
+    404: ErrorResponseBody;
+    /**
+     * The request body is over the size limit.
+     */
+    413: ErrorResponseBody;
+    /**
+     * The body is of a media type the operation does not take (see its request body).
+     */
+    415: ErrorResponseBody;
+};
+
+export type SetRagQueryRatingError = SetRagQueryRatingErrors[keyof SetRagQueryRatingErrors];
+
+export type SetRagQueryRatingResponses = {
+    /**
+     * The RAG query is rated.
+     */
+    204: void;
+};
+
+export type SetRagQueryRatingResponse = SetRagQueryRatingResponses[keyof SetRagQueryRatingResponses];
 
 export type GetRecommendationAnalyticsData = {
     body: RecommendationAnalytics;
