@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
 import { DEFAULT_REPEATS, DEFAULT_SEARCHES, formatAnalytics, runAnalytics } from './analytics.js';
 import { DEFAULT_CLUSTER_SEARCHES } from './analytics-clusters.js';
+import { DEFAULT_RAG_RECORDS, formatRagAnalytics, runRagAnalytics } from './analytics-rag.js';
 import { formatEmbeddings, runEmbeddings } from './embeddings.js';
 import { formatFiles, runFiles } from './files.js';
 import { formatFilesIngest, runFilesIngest } from './ingest-files.js';
@@ -65,6 +66,9 @@ const USAGE = `usage: npm run bench -- [options]
   --repeats <n>          requests per report and scenario (default ${DEFAULT_REPEATS})
   --cluster-searches <n> searches of the last 7 days in a dataset of their own, clustered into topics by one
                            run of the searchClusters workflow, timed; 0: none (default ${DEFAULT_CLUSTER_SEARCHES})
+  --analytics <parts>    parts of the suite, comma-separated (default search,rag): search reports over
+                           --searches searches, RAG reports over --rag-records RAG queries
+  --rag-records <n>      RAG queries recorded in the RAG part's dataset (default ${DEFAULT_RAG_RECORDS})
 
   load:
   --clients <n>          concurrent keep-alive clients (default ${DEFAULT_LOAD.clients})
@@ -108,6 +112,8 @@ async function main(): Promise<number> {
       searches: { type: 'string', default: String(DEFAULT_SEARCHES) },
       repeats: { type: 'string', default: String(DEFAULT_REPEATS) },
       'cluster-searches': { type: 'string', default: String(DEFAULT_CLUSTER_SEARCHES) },
+      analytics: { type: 'string', default: 'search,rag' },
+      'rag-records': { type: 'string', default: String(DEFAULT_RAG_RECORDS) },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -188,14 +194,30 @@ async function main(): Promise<number> {
     },
     analytics: {
       run: async (modeEnv, log) => {
-        const options = {
-          searches: int('searches', values.searches, 1),
-          repeats: int('repeats', values.repeats, 1),
-          clusterSearches: int('cluster-searches', values['cluster-searches'], 0),
-          seed: int('seed', values.seed),
-        };
-        const result = await runAnalytics(modeEnv, options, log);
-        return { json: result as unknown as Record<string, unknown>, text: formatAnalytics(modeEnv.mode, result) };
+        const parts = list(values.analytics);
+        for (const part of parts) if (part !== 'search' && part !== 'rag') throw new UsageError(`--analytics: unknown part ${part} (known: search, rag)`);
+        const [repeats, seed] = [int('repeats', values.repeats, 1), int('seed', values.seed)];
+        const json: Record<string, unknown> = {};
+        const texts: string[] = [];
+        if (parts.includes('search')) {
+          const options = {
+            searches: int('searches', values.searches, 1),
+            repeats,
+            clusterSearches: int('cluster-searches', values['cluster-searches'], 0),
+            seed,
+          };
+          const result = await runAnalytics(modeEnv, options, log);
+          Object.assign(json, result);
+          texts.push(formatAnalytics(modeEnv.mode, result));
+        }
+        if (parts.includes('rag')) {
+          const result = await runRagAnalytics(modeEnv, { records: int('rag-records', values['rag-records'], 1), repeats, seed }, (line) =>
+            log(`rag: ${line}`),
+          );
+          json.rag = result;
+          texts.push(formatRagAnalytics(modeEnv.mode, result));
+        }
+        return { json, text: texts.join('\n\n') };
       },
     },
     files: {
