@@ -251,32 +251,51 @@ export interface TopicSummaryRow extends Omit<TopicRow, 'dataset_id' | 'metadata
   rating: number | null;
 }
 
-/** Whether an event of these names (or, with none, any event) is about one of topic `t`'s RAG queries, as SQL with its bindings. */
-function topicHasEvents(scope: TopicScope, extra: string): [string, Knex.RawBinding[]] {
+/**
+ * Whether topic `t` has a RAG query (of the scope's kind) that an event meeting `condition` (on
+ * `ev`) is about, as SQL with its bindings: the topics with such queries are found once (a hashed
+ * set), not looked for per topic.
+ */
+function topicHasEvents(scope: TopicScope, condition: string): [string, Knex.RawBinding[]] {
+  const ofType = scope.ragType === undefined ? '' : ' and q.rag_type = ?';
   return [
-    `exists (select 1 from rag_queries q join analytics_events ev on ev.request_id = q.id and ev.dataset_id = q.dataset_id and ev.request_type = 'rag'
-       where q.dataset_id = t.dataset_id and q.topic_id = t.id${scope.ragType === undefined ? '' : ' and q.rag_type = ?'} and ${extra})`,
-    scope.ragType === undefined ? [] : [scope.ragType],
+    `t.id in (select q.topic_id from analytics_events ev join rag_queries q on q.id = ev.request_id and q.dataset_id = ev.dataset_id
+       where ev.dataset_id = ? and ev.request_type = 'rag'${ofType} and ${condition})`,
+    scope.ragType === undefined ? [scope.datasetId] : [scope.datasetId, scope.ragType],
   ];
 }
 
+/** The summary columns of the topics' roll-up rows (as `s`). */
+const summaryOf = (db: Knex) => [
+  db.raw('sum(s.messages)::float8 as messages'),
+  db.raw('(sum(s.top_score_sum) / sum(s.messages))::float8 as top_score'),
+  db.raw('(sum(s.hallucination_score_sum) / sum(s.messages))::float8 as hallucination_score'),
+  db.raw('(sum(s.rating_sum) / nullif(sum(s.rated), 0))::float8 as rating'),
+];
+
 /**
  * The topics of the scope, as `t` (id, name, owner_id, created_at, updated_at) with the summary of
- * their RAG queries as `m` (messages, top_score, hallucination_score, rating: averages).
+ * their RAG queries as `m` (messages; top_score, hallucination_score and rating: averages), read
+ * from their roll-up (rag_topic_stats, migration 031). The roll-up rows are summed all at once (a
+ * hash join), but `perTopic` for a page in the topics' order, which reads only the topics it shows.
  */
-function topics(db: Knex, scope: TopicScope): Knex.QueryBuilder {
-  const ofType = scope.ragType === undefined ? '' : ' and r.rag_type = ?';
-  const query = db('topics as t')
-    .joinRaw(
-      `cross join lateral (
-         select count(*)::float8 as messages, avg(r.top_score)::float8 as top_score, avg(r.hallucination_score)::float8 as hallucination_score,
-           avg(r.query_rating)::float8 as rating
-         from rag_queries r where r.dataset_id = t.dataset_id and r.topic_id = t.id${ofType}) as m`,
-      scope.ragType === undefined ? [] : [scope.ragType],
-    )
-    .where('t.dataset_id', scope.datasetId)
-    .whereRaw(`btrim(t.name) <> ''`)
-    .where('m.messages', '>', 0);
+function topics(db: Knex, scope: TopicScope, perTopic = false): Knex.QueryBuilder {
+  const sums = db('rag_topic_stats as s').select(summaryOf(db));
+  if (scope.ragType !== undefined) sums.where('s.rag_type', scope.ragType);
+  if (perTopic) sums.whereRaw('s.dataset_id = t.dataset_id and s.topic_id = t.id');
+  else {
+    sums.where('s.dataset_id', scope.datasetId).select('s.topic_id').groupBy('s.topic_id');
+    // Only the rows of the topics of the range, when it has one (a week of topics, not all of them).
+    if (scope.from || scope.to) {
+      const inRange = db('topics as r').where('r.dataset_id', scope.datasetId).select('r.id');
+      whereRange(inRange, 'r.created_at', scope);
+      sums.whereIn('s.topic_id', inRange);
+    }
+  }
+  const query = db('topics as t');
+  if (perTopic) query.crossJoin(db.raw('lateral (?) as m', [sums]));
+  else query.join(sums.as('m'), 'm.topic_id', 't.id');
+  query.where('t.dataset_id', scope.datasetId).whereRaw(`btrim(t.name) <> ''`).where('m.messages', '>', 0);
   whereRange(query, 't.created_at', scope);
   if (scope.componentName !== undefined) query.whereRaw(`t.metadata #>> '{component_props,componentName}' = ?`, [scope.componentName]);
   if (scope.name !== undefined) query.whereILike('t.name', containing(scope.name));
@@ -297,7 +316,8 @@ const TOPIC_SORT: Record<T.RagSortBy, string> = { created_at: 't.created_at', to
 export async function topicPage(db: Knex, scope: TopicScope, page: QueryPage): Promise<TopicSummaryRow[]> {
   const order = [{ column: TOPIC_SORT[page.sortBy], order: page.order }];
   if (page.sortBy !== 'created_at') order.push({ column: 't.created_at', order: 'desc' });
-  const rows: TopicSummaryRow[] = await topics(db, scope)
+  const averaged = scope.rating !== undefined || scope.topScore !== undefined || scope.hallucinationScore !== undefined;
+  const rows: TopicSummaryRow[] = await topics(db, scope, page.sortBy === 'created_at' && !averaged)
     .select(SUMMARY_COLUMNS)
     .orderBy([...order, { column: 't.id', order: 'asc' }])
     .limit(PAGE_SIZE)
