@@ -66,7 +66,9 @@ function whereRange(query: Knex.QueryBuilder, column: string, range: TimeRange):
 }
 
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-const bucketOf = (db: Knex, column: string, granularity: T.Granularity) => db.raw(`date_trunc(?, ${column}, 'UTC') as bucket`, [TRUNCATE[granularity]]);
+/** The start of a row's bucket (on the UTC wall clock: date_trunc with a zone costs about twice as much per row). */
+const bucketOf = (db: Knex, column: string, granularity: T.Granularity) =>
+  db.raw(`date_trunc(?, ${column} at time zone 'UTC') at time zone 'UTC' as bucket`, [TRUNCATE[granularity]]);
 
 async function perBucket(query: Knex.QueryBuilder): Promise<Map<number, number>> {
   const rows: { bucket: Date; value: number }[] = await query.groupBy('bucket');
