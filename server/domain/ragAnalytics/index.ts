@@ -1,14 +1,13 @@
 // RAG analytics (POST /api/analytics/rag): the report a request's `type` names, over the dataset's
 // RAG queries, topics and the events about them; and the rating of a RAG query (PUT).
 import type * as T from '../../../sdk/src/generated/types.gen.js';
-import { notFound } from '../../errors.js';
 import { eventScopeOf } from '../analyticsEvents/events.js';
+import { rateRecord } from '../ratings.js';
 import { granularityOf } from '../searchAnalytics/buckets.js';
 import type { AnalyticsStore } from '../searchAnalytics/index.js';
 import * as graphs from './graphs.js';
 import * as reports from './reports.js';
 import { ragScopeOf, topicScopeOf } from './scope.js';
-import * as store from './store.js';
 
 export async function ragAnalytics(at: AnalyticsStore, datasetId: string, request: T.RagAnalytics): Promise<T.RagAnalyticsResponse> {
   const { db } = at;
@@ -53,10 +52,6 @@ export async function ragAnalytics(at: AnalyticsStore, datasetId: string, reques
 }
 
 /** Rates a RAG query of the dataset (again: replaces its rating); 404 when the dataset has no such query. */
-export async function rateRagQuery(at: AnalyticsStore, datasetId: string, request: T.RateQueryRequest): Promise<void> {
-  const rating = { rating: request.rating, note: request.note ?? null, metadata: request.metadata ?? null };
-  if (await store.rateQuery(at.db, datasetId, request.query_id, rating)) return;
-  // A RAG call reported by an analytics event may still be queued.
-  await at.pending();
-  if (!(await store.rateQuery(at.db, datasetId, request.query_id, rating))) throw notFound(`RAG query ${request.query_id} not found`);
+export function rateRagQuery(at: AnalyticsStore, datasetId: string, request: T.RateQueryRequest): Promise<void> {
+  return rateRecord(at, 'rag_queries', datasetId, request);
 }

@@ -153,18 +153,6 @@ export async function ratingCounts(db: Knex, scope: RagScope): Promise<{ positiv
   return { positive: Number(row.positive), negative: Number(row.negative) };
 }
 
-/** Sets a RAG query's rating; whether the dataset has that query. */
-export async function rateQuery(db: Knex, datasetId: string, id: string, rating: { rating: number; note: string | null; metadata: unknown }): Promise<boolean> {
-  const updated = await db('rag_queries')
-    .where({ dataset_id: datasetId, id })
-    .update({
-      query_rating: rating.rating,
-      query_rating_note: rating.note,
-      query_rating_metadata: rating.metadata === null || rating.metadata === undefined ? null : JSON.stringify(rating.metadata),
-    });
-  return updated > 0;
-}
-
 // ---- events about RAG queries ----
 
 /**

@@ -2,13 +2,12 @@
 // dataset's searches that its filter keeps; and the rating of a search (PUT /api/analytics/search).
 import type { Knex } from 'knex';
 import type * as T from '../../../sdk/src/generated/types.gen.js';
-import { notFound } from '../../errors.js';
+import { rateRecord } from '../ratings.js';
 import { granularityOf } from './buckets.js';
 import * as figures from './figures.js';
 import * as graphs from './graphs.js';
 import * as lists from './lists.js';
 import { scopeOf } from './scope.js';
-import * as store from './store.js';
 
 export interface AnalyticsStore {
   db: Knex;
@@ -58,9 +57,6 @@ export async function searchAnalytics(at: AnalyticsStore, datasetId: string, req
 }
 
 /** Rates a search of the dataset (again: replaces its rating); 404 when the dataset has no such search. */
-export async function rateSearch(at: AnalyticsStore, datasetId: string, request: T.RateQueryRequest): Promise<void> {
-  const rating = { rating: request.rating, note: request.note ?? null, metadata: request.metadata ?? null };
-  if (await store.rateSearch(at.db, datasetId, request.query_id, rating)) return;
-  await at.pending();
-  if (!(await store.rateSearch(at.db, datasetId, request.query_id, rating))) throw notFound(`search ${request.query_id} not found`);
+export function rateSearch(at: AnalyticsStore, datasetId: string, request: T.RateQueryRequest): Promise<void> {
+  return rateRecord(at, 'search_queries', datasetId, request);
 }

@@ -282,23 +282,6 @@ export async function searchById(db: Knex, datasetId: string, id: string): Promi
   return db('search_queries').where({ dataset_id: datasetId, id }).first(SEARCH_COLUMNS);
 }
 
-/** Sets a search's rating; whether the dataset has that search. */
-export async function rateSearch(
-  db: Knex,
-  datasetId: string,
-  id: string,
-  rating: { rating: number; note: string | null; metadata: unknown },
-): Promise<boolean> {
-  const updated = await db('search_queries')
-    .where({ dataset_id: datasetId, id })
-    .update({
-      query_rating: rating.rating,
-      query_rating_note: rating.note,
-      query_rating_metadata: rating.metadata === null || rating.metadata === undefined ? null : JSON.stringify(rating.metadata),
-    });
-  return updated > 0;
-}
-
 export interface FilterUse {
   clause: string;
   field: string;
