@@ -80,7 +80,9 @@ describe('@chunksearch/sdk, packed and installed', () => {
     const besideBuild = ['README.md', 'LICENSE', 'package.json'];
     for (const file of besideBuild) expect(paths).toContain(file);
     expect(paths.filter((p) => !besideBuild.includes(p)).every((p) => p.startsWith('dist/'))).toBe(true);
-    expect(packed.size).toBeLessThan(200_000);
+    // Mostly the contract's type declarations, once per module system: the bound grows with the
+    // contract, and catches a build that ships sources, source maps or dependencies.
+    expect(packed.size).toBeLessThan(300_000);
     const manifest = JSON.parse(await readFile(path.join(project, 'node_modules/@chunksearch/sdk/package.json'), 'utf8'));
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.version).toBe('0.13.0');
