@@ -66,6 +66,10 @@ describe(`store (${mode})`, () => {
       '028_experiments',
       '029_search_analytics',
       '030_analytics_events',
+      '031_search_clusters',
+      '032_recommendation_analytics',
+      '033_analytics_report_rollups',
+      '034_rag_analytics',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();
