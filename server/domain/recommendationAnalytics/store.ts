@@ -95,13 +95,14 @@ export async function usersByBucket(
   scope: RecommendationScope,
   granularity: T.Granularity,
 ): Promise<Map<number, { recommendations: number; users: number }>> {
-  // One pass in time order: each bucket's distinct users are sorted within the bucket, not hashed over the whole range.
-  const rows: { bucket: Date; recommendations: number; users: number }[] = await scopedRecommendations(db, datasetId, scope)
-    .select(
-      bucketOf(db, 'r.created_at', granularity),
-      db.raw('count(*)::float8 as recommendations'),
-      db.raw(`count(distinct coalesce(r.user_id, ''))::float8 as users`),
-    )
+  // Each bucket's users counted by grouping on (bucket, user) first: a hash aggregate, where
+  // count(distinct) sorts every bucket's rows.
+  const perUser = scopedRecommendations(db, datasetId, scope)
+    .select(bucketOf(db, 'r.created_at', granularity), db.raw('count(*) as recommendations'))
+    .groupBy('bucket', db.raw(`coalesce(r.user_id, '')`));
+  const rows: { bucket: Date; recommendations: number; users: number }[] = await db
+    .from(perUser.as('u'))
+    .select('bucket', db.raw('sum(recommendations)::float8 as recommendations'), db.raw('count(*)::float8 as users'))
     .groupBy('bucket');
   return new Map(rows.map((r) => [r.bucket.getTime(), { recommendations: Number(r.recommendations), users: Number(r.users) }]));
 }
