@@ -16,7 +16,8 @@ import type { RagAnalytics } from '../sdk/src/generated/types.gen.js';
 import { loadConfig } from '../server/config.js';
 import { startService } from '../server/main.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
-import { fmt, percentile, stopwatch, table } from './report.js';
+import { type Scenario, type Timing, timeReport } from './analytics-timing.js';
+import { fmt, stopwatch, table } from './report.js';
 
 export interface RagAnalyticsOptions {
   records: number;
@@ -29,15 +30,6 @@ export const DEFAULT_RAG_RECORDS = 100_000;
 const DAYS = 90;
 /** RAG queries per topic. */
 const PER_TOPIC = 5;
-const WARMUP = 3;
-
-type Scenario = 'week' | 'all';
-
-interface Timing {
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
 
 export interface RagAnalyticsResult {
   mode: string;
@@ -193,13 +185,7 @@ export async function runRagAnalytics(modeEnv: ModeEnvironment, options: RagAnal
 
     const reports: RagAnalyticsResult['reports'] = {};
     for (const [type, request] of Object.entries(requests(week, queryIds, topicIds))) {
-      reports[type] = {} as Record<Scenario, Timing>;
-      for (const scenario of ['week', 'all'] as const) {
-        for (let n = 0; n < WARMUP; n++) await ask(request(scenario, n));
-        const times: number[] = [];
-        for (let n = 0; n < options.repeats; n++) times.push((await ask(request(scenario, n))).ms);
-        reports[type][scenario] = { p50_ms: percentile(times, 50), p99_ms: percentile(times, 99), max_ms: Math.max(...times) };
-      }
+      reports[type] = await timeReport((scenario, n) => ask(request(scenario, n)), options.repeats);
       log(`${type}: week p50 ${fmt(reports[type].week.p50_ms, 1)} ms, all p50 ${fmt(reports[type].all.p50_ms, 1)} ms`);
     }
     return {

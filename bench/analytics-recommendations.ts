@@ -10,21 +10,13 @@
 import type { Knex } from 'knex';
 import type { GetTopDatasetsRequestBody, RecommendationAnalytics } from '../sdk/src/generated/types.gen.js';
 import { ADMIN_KEY } from './modes.js';
-import { fmt, percentile, stopwatch, table } from './report.js';
+import { type Scenario, type Timing, timeReport } from './analytics-timing.js';
+import { fmt, stopwatch, table } from './report.js';
 
 export const DEFAULT_RECOMMENDATIONS = 100_000;
 
 const DAYS = 90;
 const LOAD_BATCH = 20_000;
-const WARMUP = 3;
-
-type Scenario = 'week' | 'all';
-
-export interface Timing {
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
 
 export interface RecommendationsResult {
   recommendations: number;
@@ -147,13 +139,7 @@ export async function runRecommendationAnalytics(
 
   const reports: RecommendationsResult['reports'] = {};
   for (const [name, call] of Object.entries(calls)) {
-    reports[name] = {} as Record<Scenario, Timing>;
-    for (const scenario of ['week', 'all'] as const) {
-      for (let n = 0; n < WARMUP; n++) await call(scenario, n);
-      const times: number[] = [];
-      for (let n = 0; n < options.repeats; n++) times.push((await call(scenario, n)).ms);
-      reports[name][scenario] = { p50_ms: percentile(times, 50), p99_ms: percentile(times, 99), max_ms: Math.max(...times) };
-    }
+    reports[name] = await timeReport(call, options.repeats);
     log(`${name}: week p50 ${fmt(reports[name].week.p50_ms, 1)} ms, all p50 ${fmt(reports[name].all.p50_ms, 1)} ms`);
   }
   return { recommendations: options.recommendations, load_s: loadS, reports };

@@ -22,6 +22,7 @@ import { startService } from '../server/main.js';
 import { type ClusterBenchResult, DEFAULT_CLUSTER_SEARCHES, formatClusterBench, runClusterBench } from './analytics-clusters.js';
 import { DEFAULT_RECOMMENDATIONS, formatRecommendations, type RecommendationsResult, runRecommendationAnalytics } from './analytics-recommendations.js';
 import { ADMIN_KEY, type ModeEnvironment } from './modes.js';
+import { type Scenario, type Timing, timeReport } from './analytics-timing.js';
 import { fmt, percentile, stopwatch, table } from './report.js';
 
 export interface AnalyticsOptions {
@@ -40,19 +41,10 @@ const DAYS = 90;
 const LOAD_BATCH = 20_000;
 /** Distinct chunks the searches found (they exist, so list reports read them). */
 const CHUNKS = 5_000;
-const WARMUP = 3;
 /** Statements timed for the write cost: of a full deferred batch, and of one row. */
 const WRITE_BATCH = 500;
 const WRITE_BATCHES = 20;
 const WRITE_SINGLES = 200;
-
-type Scenario = 'week' | 'all';
-
-interface Timing {
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-}
 
 export interface AnalyticsResult {
   mode: string;
@@ -216,13 +208,7 @@ export async function runAnalytics(modeEnv: ModeEnvironment, options: AnalyticsO
 
     const reports: AnalyticsResult['reports'] = {};
     for (const [type, request] of Object.entries(requests(week, someIds))) {
-      reports[type] = {} as Record<Scenario, Timing>;
-      for (const scenario of ['week', 'all'] as const) {
-        for (let n = 0; n < WARMUP; n++) await ask(request(scenario, n));
-        const times: number[] = [];
-        for (let n = 0; n < options.repeats; n++) times.push((await ask(request(scenario, n))).ms);
-        reports[type][scenario] = { p50_ms: percentile(times, 50), p99_ms: percentile(times, 99), max_ms: Math.max(...times) };
-      }
+      reports[type] = await timeReport((scenario, n) => ask(request(scenario, n)), options.repeats);
       log(`${type}: week p50 ${fmt(reports[type].week.p50_ms, 1)} ms, all p50 ${fmt(reports[type].all.p50_ms, 1)} ms`);
     }
     const clusterSearches = options.clusterSearches ?? DEFAULT_CLUSTER_SEARCHES;
