@@ -10,6 +10,7 @@ import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
+import { CALIBRATION } from '../../server/search/retrieval/vectors/index.js';
 import { nearest, scoreSql, semanticQuery } from '../../server/search/retrieval/semantic.js';
 import { up as dropHeldVectorIndexes } from '../../server/store/migrations/020_held_vector_indexes.js';
 import { type DistanceMetric, distanceOperators, ensureVectorIndex, vectorIndexName, vectorLiteral, writeVectors } from '../../server/store/vectors.js';
@@ -241,6 +242,60 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     const few = await semantic(copies, vector, 10, { must: [{ field: 'tag_set', match_any: ['few'] }] });
     expect(few).toHaveLength(3);
     expect(few.slice(0, 2).map((h) => h.id)).toEqual([copyIds[0], lastCopies[0]].sort());
+  });
+});
+
+describe('calibration', () => {
+  const random = prng(7);
+  const defaults = { ...CALIBRATION };
+
+  afterAll(() => {
+    Object.assign(CALIBRATION, defaults);
+  });
+
+  /** A cosine dataset held with these calibration settings, its vectors and ids, after `CALIBRATION.queries` searches have calibrated it. */
+  async function calibrated(name: string, settings: Partial<typeof CALIBRATION>) {
+    Object.assign(CALIBRATION, defaults, { queries: 8 }, settings);
+    const dataset = await service.newDataset(orgId, name, { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
+    const stored = vectors(CHUNKS, random);
+    const ids = await insertChunks(dataset, stored);
+    const held = (await service.services.vectors.ready(dataset.id))!;
+    expect(await held.calibration()).toEqual({ by: 'graph', recall: null });
+    for (const query of vectors(CALIBRATION.queries, random)) await semantic(dataset, query);
+    await vi.waitFor(async () => expect((await held.calibration()).recall).not.toBeNull());
+    return { dataset, stored, ids, held };
+  }
+
+  it('keeps the graph when it finds the true neighbours', async () => {
+    const { held } = await calibrated('calibrated graph', {});
+    const { by, recall } = await held.calibration();
+    expect(recall).toBeGreaterThanOrEqual(0.95);
+    expect(by).toBe('graph');
+  });
+
+  it('scans every vector when the graph falls short of the target, with exact answers that follow deletes', async () => {
+    // No graph reaches a recall above 1: the scan is chosen.
+    const { dataset, stored, ids, held } = await calibrated('calibrated scan', { target: 1.01 });
+    expect((await held.calibration()).by).toBe('scan');
+    for (const query of vectors(QUERIES, random)) {
+      const exact = stored
+        .map((v, i) => ({ id: ids[i], distance: distanceOf.cosine(query, v) }))
+        .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
+        .slice(0, 10);
+      const found = await held.nearest(Float32Array.from(query), 10, []);
+      expect(found.by).toBe('scan');
+      expect(found.ids).toEqual(exact.map((e) => e.id));
+      expect(Array.from(found.distances, (d) => d.toFixed(5))).toEqual(exact.map((e) => e.distance.toFixed(5)));
+    }
+    const [query] = vectors(1, random);
+    const [first] = await semantic(dataset, query);
+    await db()('chunks').where({ id: first.id }).del();
+    expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
+  });
+
+  it('keeps the graph when a scan would read more than it may', async () => {
+    const { held } = await calibrated('calibrated over budget', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1 });
+    expect((await held.calibration()).by).toBe('graph');
   });
 });
 

@@ -35,6 +35,15 @@ export const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384
 /** Candidates taken from the graph for a search, at least; they are then ranked exactly. */
 const MIN_CANDIDATES = 100;
 
+/**
+ * When a cosine set's searches scan its int8 codes instead of walking the graph (worker.js,
+ * calibrate): its graph finds fewer than `target` of the true top 10 on the set's last `queries`
+ * searches, and a scan reads at most `scanBytes` (64 MiB: about 170,000 vectors of 384 dimensions,
+ * some 5 ms here; beyond, the graph stays, its recall short). Calibrated again once the set grew or
+ * shrank by `regrowth` since. Mutable for tests.
+ */
+export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20 };
+
 const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
   dimension,
   metric,
@@ -42,12 +51,16 @@ const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
   ...GRAPH,
 });
 
+/** How a search found its candidates: the graph's walk, or a scan of every code. */
+export type FoundBy = 'graph' | 'scan';
+
 export interface Nearest {
   /** Nearest first, ties by id. */
   ids: string[];
   distances: Float64Array;
   /** false: the graph found fewer candidates than it was asked for. */
   complete: boolean;
+  by: FoundBy;
 }
 
 /** The `n` nearest of two answers over different chunks, nearest first, ties by id; complete as `walked` is. */
@@ -55,7 +68,7 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
   const both = [...walked.ids.map((id, i) => ({ id, distance: walked.distances[i] })), ...other.ids.map((id, i) => ({ id, distance: other.distances[i] }))];
   both.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const best = both.slice(0, n);
-  return { ids: best.map((b) => b.id), distances: Float64Array.from(best, (b) => b.distance), complete: walked.complete };
+  return { ids: best.map((b) => b.id), distances: Float64Array.from(best, (b) => b.distance), complete: walked.complete, by: walked.by };
 }
 
 /** Chunk ids one after another, as the worker reads them: one string crosses threads, not one each. */
@@ -67,6 +80,9 @@ function packed(ids: string[]): string {
 interface Stats {
   chunks: number;
   slots: number;
+  /** How searches find candidates now, and the graph's recall@10 when last calibrated (null: not yet). */
+  by: FoundBy;
+  recall: number | null;
 }
 
 /** What a set of vectors is made with: kept sets made otherwise are read again from the database. */
@@ -89,6 +105,7 @@ interface VectorWorker {
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
   nearest(handle: number, query: Float32Array, k: number, candidates: number, also: string): Nearest;
+  stats(handle: number): Stats;
   release(handle: number): void;
 }
 
@@ -109,9 +126,15 @@ export class HeldVectors implements Mirror {
     return this.slots === 0 ? 0 : (this.slots - this.chunks) / this.slots;
   }
 
-  /** Bytes: each vector, its quantized copy, its links and its id. */
+  /** Bytes: each vector, its quantized copy (and under cosine its code), its links and its id. */
   get size(): number {
-    return this.slots * (this.dimension * (4 + (this.metric === 'cosine' ? 1 : 2)) + GRAPH.connectivity * 2 * 4 + 100);
+    return this.slots * (this.dimension * (4 + 2) + GRAPH.connectivity * 2 * 4 + 100);
+  }
+
+  /** How its searches find candidates now, and the graph's recall when last calibrated. */
+  async calibration(): Promise<Pick<Stats, 'by' | 'recall'>> {
+    const { by, recall } = await this.worker.stats(this.handle);
+    return { by, recall };
   }
 
   async add(page: VectorPage): Promise<void> {
@@ -241,7 +264,7 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     if (!VectorIndexes.serves(metric)) throw new Error(`vectors of the ${metric} metric are not held in memory`);
     const worker = this.started();
     const handle = ++this.handles;
-    const options = { ...shapeOf(dimension, metric), threads: os.availableParallelism() };
+    const options = { ...shapeOf(dimension, metric), threads: os.availableParallelism(), calibration: { ...CALIBRATION } };
     const held = new HeldVectors(worker, handle, dimension, metric);
     if (keptIn) held.took(await worker.restore(handle, options, keptIn));
     else await worker.create(handle, options);

@@ -2,7 +2,12 @@
 // it never hold up the service's thread. Each set of vectors is an HNSW graph (usearch), over
 // quantized copies, for finding candidates fast, and the vectors themselves, for scoring them
 // exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
-// them, so the graph's quantization changes which chunks are found, never their scores. Plain
+// them, so the graph's quantization changes which chunks are found, never their scores.
+//
+// Under cosine, each vector's direction is also kept in int8 ("codes"), and the set checks the
+// graph against a scan of every code on its own recent queries (calibrate): where the walk finds
+// too few of the true neighbours (vectors whose neighbours are barely nearer than the rest, like
+// the built-in hashing embedder's) and a scan is affordable, searches scan the codes instead. Plain
 // JavaScript: a worker is loaded by Node itself, without the TypeScript loader of the service.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +21,16 @@ import { ID_LENGTH, SlotTable } from './slots.js';
 const BLOCK = 65_536;
 /** The graph's metric for each of the service's: the same order of neighbours. */
 const GRAPH_METRIC = { cosine: 'cos', dot: 'ip', euclidean: 'l2sq' };
+
+/** int8 steps of a unit vector's components: its direction, as a scan of the codes compares it. */
+const CODE_SCALE = 127;
+
+/** Writes the direction of `v[at..at+n]` into `codes[to..]` (a zero vector: zeros). */
+function encode(v, at, n, codes, to) {
+  const norm = Math.sqrt(squares(v, at, n));
+  const scale = norm > 0 ? CODE_SCALE / norm : 0;
+  for (let i = 0; i < n; i++) codes[to + i] = Math.round(v[at + i] * scale);
+}
 
 /** A vector's sum of squares (its squared norm), summed as pgvector's cosine distance sums it. */
 function squares(v, at, n) {
@@ -52,10 +67,12 @@ const DISTANCE = {
 };
 
 class DatasetVectors {
-  constructor({ dimension, metric, quantization, connectivity, expansionAdd, expansionSearch, threads }) {
+  constructor({ dimension, metric, quantization, connectivity, expansionAdd, expansionSearch, threads, calibration }) {
     this.dimension = dimension;
     this.distance = DISTANCE[metric];
     this.threads = threads;
+    /** { target, queries, regrowth, scanBytes }: see Calibration in index.ts. */
+    this.calibration = calibration;
     this.graph = new usearch.Index({
       dimensions: dimension,
       metric: GRAPH_METRIC[metric],
@@ -71,7 +88,18 @@ class DatasetVectors {
     this.blocks = [];
     /** Each slot's sum of squares, in blocks as the vectors. */
     this.squareBlocks = [];
+    /** Cosine only: each slot's direction in int8, in blocks as the vectors (removed: zeros). */
+    this.codeBlocks = metric === 'cosine' ? [] : null;
     this.dead = 0;
+    /** How candidates are found: 'graph' (the walk) or 'scan' (every code), as calibrate decides. */
+    this.by = 'graph';
+    /** The graph's recall@10 against the scan on the last calibration's queries (null: none yet). */
+    this.recall = null;
+    /** The last queries, for calibration; the slots held when it last ran (-1: never); whether it runs. */
+    this.recent = [];
+    this.calibratedAt = -1;
+    this.calibrating = false;
+    this.released = false;
   }
 
   vectorAt(slot) {
@@ -84,18 +112,22 @@ class DatasetVectors {
     for (let i = 0; i < ids.length; i++) {
       this.removeOne(ids[i]);
       const slot = this.ids.length;
-      if (slot % BLOCK === 0) {
-        this.blocks.push(new Float32Array(BLOCK * this.dimension));
-        this.squareBlocks.push(new Float64Array(BLOCK));
-      }
+      if (slot % BLOCK === 0) this.newBlock();
       const [block, at] = this.vectorAt(slot);
       block.set(vectors.subarray(i * this.dimension, (i + 1) * this.dimension), at);
       this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK] = squares(block, at, this.dimension);
+      if (this.codeBlocks) encode(block, at, this.dimension, this.codeBlocks[Math.floor(slot / BLOCK)], at);
       this.ids.push(ids[i]);
       this.slotOf.set(ids[i], slot);
       keys[i] = BigInt(slot);
     }
     if (ids.length > 0) this.graph.add(keys, vectors, this.threads);
+  }
+
+  newBlock(block = new Float32Array(BLOCK * this.dimension)) {
+    this.blocks.push(block);
+    this.squareBlocks.push(new Float64Array(BLOCK));
+    this.codeBlocks?.push(new Int8Array(BLOCK * this.dimension));
   }
 
   remove(ids) {
@@ -109,29 +141,54 @@ class DatasetVectors {
     this.ids[slot] = null;
     this.dead++;
     this.graph.remove(BigInt(slot));
+    // A removed vector's code scores 0 with every query: it rarely takes a scan's place, and never a result.
+    if (this.codeBlocks) this.codeBlocks[Math.floor(slot / BLOCK)].fill(0, (slot % BLOCK) * this.dimension, ((slot % BLOCK) + 1) * this.dimension);
   }
 
   /**
-   * The `k` nearest chunks among the graph's `candidates` nearest (none: no walk) and the chunks
-   * `also` (their ids one after another in one string), by exact distance (nearest first, ties by
-   * id), and whether the graph found all it was asked for.
+   * The `k` nearest chunks among the `candidates` nearest found by the graph or the scan (none:
+   * neither) and the chunks `also` (their ids one after another in one string), by exact distance
+   * (nearest first, ties by id); whether all that was asked for was found, and how.
    */
   nearest(query, k, candidates, also) {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
-    const found = wanted > 0 ? this.graph.search(query, wanted, 1).keys : new BigUint64Array(0);
+    if (wanted > 0) this.remember(query);
+    const by = this.by;
+    const found = wanted > 0 ? this.candidates(query, wanted, by) : [];
     const slots = new Int32Array(found.length + also.length / ID_LENGTH);
     let n = 0;
-    for (const key of found) slots[n++] = Number(key);
+    for (const slot of found) slots[n++] = slot;
     for (let at = 0; at < also.length; at += ID_LENGTH) {
       const slot = this.slotOf.get(also, at);
       if (slot >= 0) slots[n++] = slot;
     }
+    const { ids, distances } = this.ranked(query, k, slots.subarray(0, n));
+    return { ids, distances, complete: found.length >= wanted, by };
+  }
+
+  /** About the `n` nearest slots to `query` (a removed one among them at times), by the graph's walk or a scan of the codes. */
+  candidates(query, n, by) {
+    if (by === 'graph') return Array.from(this.graph.search(query, n, 1).keys, Number);
+    const code = new Int8Array(this.dimension);
+    encode(query, 0, this.dimension, code, 0);
+    const slots = [];
+    for (let b = 0; b < this.codeBlocks.length; b++) {
+      const used = Math.min(BLOCK, this.ids.length - b * BLOCK);
+      // Codes are directions: their inner product orders the slots as cosine does.
+      const best = usearch.exactSearch(this.codeBlocks[b].subarray(0, used * this.dimension), code, this.dimension, Math.min(n, used), 'ip', 1);
+      for (const key of best.keys) slots.push(b * BLOCK + Number(key));
+    }
+    return slots;
+  }
+
+  /** The `k` nearest of `slots` (repeats and removed ones allowed) by exact distance, nearest first, ties by id. */
+  ranked(query, k, slots) {
     // In slot order: vectors next to each other in memory are read one after another.
-    const ordered = slots.subarray(0, n).sort();
+    const ordered = slots.sort();
     const best = new Nearest(k, this.ids);
     const querySquares = squares(query, 0, this.dimension);
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < ordered.length; i++) {
       const slot = ordered[i];
       if ((i > 0 && slot === ordered[i - 1]) || this.ids[slot] == null) continue;
       const [block, at] = this.vectorAt(slot);
@@ -139,8 +196,52 @@ class DatasetVectors {
       // No distance (a zero vector under cosine) is no match, as in SQL.
       if (!Number.isNaN(distance)) best.offer(slot, distance);
     }
-    const { ids, distances } = best.ranked();
-    return { ids, distances, complete: found.length >= wanted };
+    return best.ranked();
+  }
+
+  /** Keeps the query for calibration, and starts one when the set has enough queries and is new or has grown or shrunk since the last. */
+  remember(query) {
+    if (!this.codeBlocks) return;
+    const { queries, regrowth } = this.calibration;
+    this.recent.push(Float32Array.from(query));
+    if (this.recent.length > queries) this.recent.shift();
+    const slots = this.ids.length;
+    const due = this.calibratedAt < 0 || Math.abs(slots - this.calibratedAt) > regrowth * this.calibratedAt;
+    if (this.recent.length === queries && due && !this.calibrating) this.calibrate();
+  }
+
+  /**
+   * Compares, for each recent query, the graph's top 10 with the scan's, one query a turn so that
+   * searches go on meanwhile. The graph stays when it finds the target share of the scan's top 10,
+   * or when a scan would read more than the bytes allowed; otherwise searches scan. The scan's top
+   * 10 stands for the exact one: its candidates are ranked by exact distance, and int8 directions
+   * are fine enough that the true top 10 are among a scan's first 100.
+   */
+  calibrate() {
+    this.calibrating = true;
+    const queries = [...this.recent];
+    const slots = this.ids.length;
+    let found = 0;
+    let i = 0;
+    const step = () => {
+      if (this.released) return;
+      if (i < queries.length) {
+        const query = queries[i++];
+        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.candidates(query, 100, 'scan'))).ids);
+        found +=
+          exact.size === 0
+            ? 1
+            : this.ranked(query, 10, Int32Array.from(this.candidates(query, 100, 'graph'))).ids.filter((id) => exact.has(id)).length / exact.size;
+        setImmediate(step);
+        return;
+      }
+      const { target, scanBytes } = this.calibration;
+      this.recall = found / queries.length;
+      this.by = this.recall < target && slots * this.dimension <= scanBytes ? 'scan' : 'graph';
+      this.calibratedAt = slots;
+      this.calibrating = false;
+    };
+    setImmediate(step);
   }
 
   /**
@@ -173,10 +274,13 @@ class DatasetVectors {
         const block = new Float32Array(BLOCK * this.dimension);
         const bytes = Math.min(BLOCK, ids.length - first) * this.dimension * 4;
         if (fs.readSync(fd, new Uint8Array(block.buffer, 0, bytes)) !== bytes) throw new Error(`${file} ended early`);
-        const squareBlock = new Float64Array(BLOCK);
-        for (let i = 0; first + i < ids.length && i < BLOCK; i++) squareBlock[i] = squares(block, i * this.dimension, this.dimension);
-        this.blocks.push(block);
-        this.squareBlocks.push(squareBlock);
+        this.newBlock(block);
+        const b = this.blocks.length - 1;
+        for (let i = 0; first + i < ids.length && i < BLOCK; i++) {
+          this.squareBlocks[b][i] = squares(block, i * this.dimension, this.dimension);
+          // Removed slots' vectors were kept as they were; their codes stay zero.
+          if (this.codeBlocks && ids[first + i] != null) encode(block, i * this.dimension, this.dimension, this.codeBlocks[b], i * this.dimension);
+        }
       }
     } finally {
       fs.closeSync(fd);
@@ -189,7 +293,7 @@ class DatasetVectors {
   }
 
   get stats() {
-    return { chunks: this.ids.length - this.dead, slots: this.ids.length };
+    return { chunks: this.ids.length - this.dead, slots: this.ids.length, by: this.by, recall: this.recall };
   }
 }
 
@@ -285,7 +389,12 @@ Comlink.expose(
       sets.set(handle, set);
       return set.stats;
     },
+    stats(handle) {
+      return held(handle).stats;
+    },
     release(handle) {
+      const set = sets.get(handle);
+      if (set) set.released = true;
       sets.delete(handle);
     },
   },
