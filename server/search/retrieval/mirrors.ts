@@ -117,6 +117,11 @@ export class Mirrors<I extends Mirror> {
     return entry.queued;
   }
 
+  /** The dataset's index as held now, not checked against the database: a search may start on it while `current` checks. */
+  unchecked(datasetId: string): I | null {
+    return this.enabled ? (this.entries.get(datasetId)?.index ?? null) : null;
+  }
+
   /**
    * Brings the dataset's index up to date in the background, building it if there is none: called
    * after writes, so that the index grows with the data instead of being read whole at the first

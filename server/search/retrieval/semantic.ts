@@ -232,13 +232,17 @@ async function heldHits(request: RetrievalRequest, answer: Promise<Nearest>): Pr
  */
 async function nearestHeld(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, keywords: Promise<Hit[]>): Promise<Hit[] | null> {
   if (narrowed(request)) return null;
+  const config = datasetConfig(request.dataset);
+  // The graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread.
+  const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id));
+  // Started on the vectors held now while their version is checked: kept when no write came in between.
+  const early = services.vectors.heldNow(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  const earlyVersion = early?.version;
+  const earlyAnswer = early && search(early);
+  earlyAnswer?.catch(() => undefined);
   const held = await heldVectors(services, request);
   if (!held) return null;
-  // The graph is walked on the vectors' worker while the keyword list is made on this thread.
-  return heldHits(
-    request,
-    held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id)),
-  );
+  return heldHits(request, held === early && held.version === earlyVersion ? earlyAnswer! : search(held));
 }
 
 /**

@@ -252,6 +252,12 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     return held;
   }
 
+  /** The dataset's vectors as held now, unchecked (see Mirrors.unchecked), when in the shape it has now. */
+  heldNow(datasetId: string, dimension: number, metric: DistanceMetric): HeldVectors | null {
+    const held = this.unchecked(datasetId);
+    return held && held.dimension === dimension && held.metric === metric ? held : null;
+  }
+
   override async close(): Promise<void> {
     await super.close();
     await this.thread?.terminate();
