@@ -277,16 +277,18 @@ describe('calibration', () => {
     // No graph reaches a recall above 1: the scan is chosen.
     const { dataset, stored, ids, held } = await calibrated('calibrated scan', { target: 1.01 });
     expect((await held.calibration()).by).toBe('scan');
-    for (const query of vectors(QUERIES, random)) {
+    const queries = vectors(QUERIES, random);
+    // Asked all at once: scans asked for together are made in one pass, each query its own answer.
+    const answers = await Promise.all(queries.map((query, i) => held.nearest(Float32Array.from(query), 5 + (i % 10), [])));
+    queries.forEach((query, i) => {
       const exact = stored
-        .map((v, i) => ({ id: ids[i], distance: distanceOf.cosine(query, v) }))
+        .map((v, j) => ({ id: ids[j], distance: distanceOf.cosine(query, v) }))
         .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
-        .slice(0, 10);
-      const found = await held.nearest(Float32Array.from(query), 10, []);
-      expect(found.by).toBe('scan');
-      expect(found.ids).toEqual(exact.map((e) => e.id));
-      expect(Array.from(found.distances, (d) => d.toFixed(5))).toEqual(exact.map((e) => e.distance.toFixed(5)));
-    }
+        .slice(0, 5 + (i % 10));
+      expect(answers[i].by).toBe('scan');
+      expect(answers[i].ids).toEqual(exact.map((e) => e.id));
+      expect(Array.from(answers[i].distances, (d) => d.toFixed(5))).toEqual(exact.map((e) => e.distance.toFixed(5)));
+    });
     const [query] = vectors(1, random);
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

@@ -100,6 +100,8 @@ class DatasetVectors {
     this.calibratedAt = -1;
     this.calibrating = false;
     this.released = false;
+    /** Scans asked for this turn (scanSoon). */
+    this.pendingScans = [];
   }
 
   vectorAt(slot) {
@@ -148,38 +150,81 @@ class DatasetVectors {
   /**
    * The `k` nearest chunks among the `candidates` nearest found by the graph or the scan (none:
    * neither) and the chunks `also` (their ids one after another in one string), by exact distance
-   * (nearest first, ties by id); whether all that was asked for was found, and how.
+   * (nearest first, ties by id); whether all that was asked for was found, and how. A scan's answer
+   * comes a turn later (scanSoon).
    */
   nearest(query, k, candidates, also) {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
     const by = this.by;
-    const found = wanted > 0 ? this.candidates(query, wanted, by) : [];
-    const slots = new Int32Array(found.length + also.length / ID_LENGTH);
-    let n = 0;
-    for (const slot of found) slots[n++] = slot;
-    for (let at = 0; at < also.length; at += ID_LENGTH) {
-      const slot = this.slotOf.get(also, at);
-      if (slot >= 0) slots[n++] = slot;
-    }
-    const { ids, distances } = this.ranked(query, k, slots.subarray(0, n));
-    return { ids, distances, complete: found.length >= wanted, by };
+    const answer = (found) => {
+      const slots = new Int32Array(found.length + also.length / ID_LENGTH);
+      let n = 0;
+      for (const slot of found) slots[n++] = slot;
+      for (let at = 0; at < also.length; at += ID_LENGTH) {
+        const slot = this.slotOf.get(also, at);
+        if (slot >= 0) slots[n++] = slot;
+      }
+      const { ids, distances } = this.ranked(query, k, slots.subarray(0, n));
+      return { ids, distances, complete: found.length >= wanted, by };
+    };
+    if (wanted === 0) return answer([]);
+    if (by === 'graph') return answer(this.walked(query, wanted));
+    return this.scanSoon(query, wanted).then(answer);
   }
 
-  /** About the `n` nearest slots to `query` (a removed one among them at times), by the graph's walk or a scan of the codes. */
-  candidates(query, n, by) {
-    if (by === 'graph') return Array.from(this.graph.search(query, n, 1).keys, Number);
-    const code = new Int8Array(this.dimension);
-    encode(query, 0, this.dimension, code, 0);
-    const slots = [];
+  /** About the `n` nearest slots to `query`, by the graph's walk. */
+  walked(query, n) {
+    return Array.from(this.graph.search(query, n, 1).keys, Number);
+  }
+
+  /**
+   * The scan's candidates for `query`, with those of every scan asked for in the same turn of this
+   * thread's loop: one pass over the codes answers them all, which under concurrent searches reads
+   * the codes from memory once instead of once a query.
+   */
+  scanSoon(query, n) {
+    return new Promise((resolve, reject) => {
+      this.pendingScans.push({ query, n, resolve, reject });
+      if (this.pendingScans.length === 1) setImmediate(() => this.scanPending());
+    });
+  }
+
+  scanPending() {
+    const batch = this.pendingScans;
+    this.pendingScans = [];
+    try {
+      const found = this.scanned(
+        batch.map((s) => s.query),
+        batch.map((s) => s.n),
+      );
+      batch.forEach((s, i) => s.resolve(found[i]));
+    } catch (error) {
+      for (const s of batch) s.reject(error);
+    }
+  }
+
+  /** About the `counts[i]` nearest slots to each of the `queries` (a removed one among them at times), by a scan of the codes. */
+  scanned(queries, counts) {
+    const d = this.dimension;
+    const codes = new Int8Array(queries.length * d);
+    queries.forEach((query, i) => encode(query, 0, d, codes, i * d));
+    const most = Math.max(...counts);
+    const found = queries.map(() => []);
     for (let b = 0; b < this.codeBlocks.length; b++) {
       const used = Math.min(BLOCK, this.ids.length - b * BLOCK);
-      // Codes are directions: their inner product orders the slots as cosine does.
-      const best = usearch.exactSearch(this.codeBlocks[b].subarray(0, used * this.dimension), code, this.dimension, Math.min(n, used), 'ip', 1);
-      for (const key of best.keys) slots.push(b * BLOCK + Number(key));
+      const k = Math.min(most, used);
+      // Codes are directions: their inner product orders the slots as cosine does. Each query's
+      // keys come nearest first, k to a query (one query: a result of its own shape).
+      const best = usearch.exactSearch(this.codeBlocks[b].subarray(0, used * d), codes, d, k, 'ip', 1);
+      for (let i = 0; i < queries.length; i++) {
+        const keys = queries.length === 1 ? best.keys : best.keys.subarray(i * k, i * k + Number(best.counts[i]));
+        const take = Math.min(counts[i], keys.length);
+        for (let j = 0; j < take; j++) found[i].push(b * BLOCK + Number(keys[j]));
+      }
     }
-    return slots;
+    return found;
   }
 
   /** The `k` nearest of `slots` (repeats and removed ones allowed) by exact distance, nearest first, ties by id. */
@@ -227,11 +272,8 @@ class DatasetVectors {
       if (this.released) return;
       if (i < queries.length) {
         const query = queries[i++];
-        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.candidates(query, 100, 'scan'))).ids);
-        found +=
-          exact.size === 0
-            ? 1
-            : this.ranked(query, 10, Int32Array.from(this.candidates(query, 100, 'graph'))).ids.filter((id) => exact.has(id)).length / exact.size;
+        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scanned([query], [100])[0])).ids);
+        found += exact.size === 0 ? 1 : this.ranked(query, 10, Int32Array.from(this.walked(query, 100))).ids.filter((id) => exact.has(id)).length / exact.size;
         setImmediate(step);
         return;
       }
@@ -378,7 +420,8 @@ Comlink.expose(
     },
     nearest(handle, query, k, candidates, also) {
       const answer = held(handle).nearest(query, k, candidates, also);
-      return Comlink.transfer(answer, [answer.distances.buffer]);
+      const sent = (a) => Comlink.transfer(a, [a.distances.buffer]);
+      return answer instanceof Promise ? answer.then(sent) : sent(answer);
     },
     save(handle, dir) {
       held(handle).save(dir);
