@@ -186,7 +186,13 @@ async function main(): Promise<number> {
         if (chunks === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
         const result = await runSearchBench(
           modeEnv,
-          { chunks, seed: int('seed', values.seed), queries: int('queries', values.queries, 1), bulk: values.bulk === true },
+          {
+            chunks,
+            seed: int('seed', values.seed),
+            queries: int('queries', values.queries, 1),
+            bulk: values.bulk === true,
+            cpuProfile: values['cpu-profile'] === true,
+          },
           log,
         );
         return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };

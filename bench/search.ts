@@ -23,6 +23,7 @@ import type { ChunkFilter, ChunkReqPayload } from '../sdk/src/generated/types.ge
 import { loadConfig, type Config } from '../server/config.js';
 import type { DatasetRow } from '../server/domain/datasets.js';
 import { embedderFor } from '../server/engines/embeddings/index.js';
+import { PhaseProfiler } from './cpuprof.js';
 import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
@@ -76,6 +77,8 @@ export interface SearchOptions {
   queries: number;
   /** Load the corpus by the bulk path (bulk.ts) instead of the API: for corpora the API would take hours to load. */
   bulk: boolean;
+  /** A V8 CPU profile of each variant's measured queries (all three paths; see cpuprof.ts). */
+  cpuProfile?: boolean;
 }
 
 type Step = 'api' | 'retrieval' | 'raw';
@@ -263,7 +266,8 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     for (const q of [...warmQueries, ...queries])
       bm25Queries.set(q, (await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 })).query);
     const bm25 = rawBm25(bm25Index, bm25Queries);
-    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, bm25Index, held, vectors, embedMs };
+    const profiler = options.cpuProfile ? new PhaseProfiler(`search-${modeEnv.mode}`) : null;
+    const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, bm25Index, held, vectors, embedMs, profiler };
 
     // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
     const autovacuumWaitS = await autovacuumIdle(db, 180_000);
@@ -293,6 +297,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       };
     }
 
+    profiler?.close();
     const embedding = latency([...embedMs.entries()].filter(([q]) => queries.includes(q)).map(([, ms]) => ms));
     return {
       options: { ...options, chunks, warmup_queries: WARMUP_QUERIES, page_size: PAGE_SIZE },
@@ -423,7 +428,9 @@ async function measurePass(
       continue;
     }
     log(`${variant.name}: ${warmQueries.length} warm-up + ${queries.length} queries…`);
+    await ctx.profiler?.start();
     const r = await measureVariant(ctx, variant, warmQueries, queries);
+    if (ctx.profiler) log(`${variant.name}: CPU profile ${await ctx.profiler.stop(variant.name.replace(/\W+/g, '-'))}`);
     const measured = queries.slice(0, r.queries_measured);
     if (r.queries_measured! < queries.length) {
       log(`${variant.name}: stopped after ${r.queries_measured} queries (${VARIANT_BUDGET_MS / 1000} s budget)`);
@@ -916,6 +923,7 @@ interface MeasureContext {
   held: HeldVectors | null;
   vectors: Map<string, string>;
   embedMs: Map<string, number>;
+  profiler: PhaseProfiler | null;
 }
 
 /**
