@@ -378,6 +378,14 @@ describe('kept current', () => {
     expect(after).toHaveLength(500);
   });
 
+  it('sees a write made while the held vectors were settled, though the search started on them before their check', async () => {
+    // A second with no change applied: the next search starts on the vectors held before it checks them.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const elsewhere = Array.from({ length: DIMENSION }, (_, i) => (i % 3 === 0 ? 7 : -3));
+    const [added] = await insertChunks(dataset, [elsewhere]);
+    expect((await semantic(dataset, elsewhere))[0]).toMatchObject({ id: added });
+  });
+
   it('has hybrid search read the version once, with BM25 statistics, and still see a write', async () => {
     // A query no chunk's terms hold: the fused list is the semantic one.
     const hybrid = async (vector: number[]) => (await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 })).hits;

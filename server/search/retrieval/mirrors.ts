@@ -54,6 +54,8 @@ const MOST_DEAD = 0.25;
 /** ...or when more chunks than this share (and at least CATCH_UP_CHUNKS) changed since the last search. */
 const MOST_CHANGED = 0.25;
 const CATCH_UP_CHUNKS = 5000;
+/** An index is settled (for searches started before it is checked) this long after a change was last applied to it. */
+const SETTLED_MS = 1000;
 /** After a build fails, searches use SQL this long before another is tried. */
 const RETRY_AFTER_MS = 30_000;
 /** After a dataset was found too large, this long. */
@@ -68,6 +70,8 @@ interface Entry<I> {
   caughtUp: Promise<unknown>;
   /** The catch-up queued behind the running one, not started yet: searches arriving meanwhile share it. */
   queued: Promise<I | null> | null;
+  /** When a change was last applied to the index or it was swapped in (performance.now()). */
+  changedAt: number;
 }
 
 /** The in-memory indexes of one kind for the datasets searched lately. */
@@ -117,9 +121,14 @@ export class Mirrors<I extends Mirror> {
     return entry.queued;
   }
 
-  /** The dataset's index as held now, not checked against the database: a search may start on it while `current` checks. */
-  unchecked(datasetId: string): I | null {
-    return this.enabled ? (this.entries.get(datasetId)?.index ?? null) : null;
+  /**
+   * The dataset's index as held now, not checked against the database, when no change has been
+   * applied to it for a while: a search may start on it while `current` checks. A dataset being
+   * written has none: most answers started early would be made again after the catch-up.
+   */
+  settled(datasetId: string): I | null {
+    const entry = this.entries.get(datasetId);
+    return this.enabled && entry && performance.now() - entry.changedAt > SETTLED_MS ? entry.index : null;
   }
 
   /**
@@ -185,7 +194,7 @@ export class Mirrors<I extends Mirror> {
 
   /** The dataset's entry, made most recently used. */
   private entry(datasetId: string): Entry<I> {
-    const entry = this.entries.get(datasetId) ?? { index: null, building: null, retryAt: 0, caughtUp: Promise.resolve(), queued: null };
+    const entry = this.entries.get(datasetId) ?? { index: null, building: null, retryAt: 0, caughtUp: Promise.resolve(), queued: null, changedAt: 0 };
     this.entries.delete(datasetId);
     this.entries.set(datasetId, entry);
     return entry;
@@ -209,6 +218,7 @@ export class Mirrors<I extends Mirror> {
       this.build(datasetId, entry);
       return null;
     }
+    entry.changedAt = performance.now();
     await this.kind.apply(index, datasetId, changes.changed);
     // Chunks re-read here may already hold changes of later versions: applying those again is harmless.
     index.version = changes.version;
@@ -235,6 +245,7 @@ export class Mirrors<I extends Mirror> {
       const swapped = entry.caughtUp.then(() => {
         const replaced = entry.index;
         entry.index = index;
+        entry.changedAt = performance.now();
         if (replaced) replaced.release();
         this.evict(datasetId);
       });

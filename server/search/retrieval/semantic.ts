@@ -236,7 +236,7 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   // The graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread.
   const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id));
   // Started on the vectors held now while their version is checked: kept when no write came in between.
-  const early = services.vectors.heldNow(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  const early = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
   const earlyVersion = early?.version;
   const earlyAnswer = early && search(early);
   earlyAnswer?.catch(() => undefined);

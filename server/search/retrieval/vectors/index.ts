@@ -252,9 +252,9 @@ export class VectorIndexes extends Mirrors<HeldVectors> {
     return held;
   }
 
-  /** The dataset's vectors as held now, unchecked (see Mirrors.unchecked), when in the shape it has now. */
-  heldNow(datasetId: string, dimension: number, metric: DistanceMetric): HeldVectors | null {
-    const held = this.unchecked(datasetId);
+  /** The dataset's vectors as held now, unchecked (see Mirrors.settled), when in the shape it has now. */
+  settledHeld(datasetId: string, dimension: number, metric: DistanceMetric): HeldVectors | null {
+    const held = this.settled(datasetId);
     return held && held.dimension === dimension && held.metric === metric ? held : null;
   }
 
