@@ -71,7 +71,7 @@ class DatasetVectors {
     this.dimension = dimension;
     this.distance = DISTANCE[metric];
     this.threads = threads;
-    /** { target, queries, regrowth, scanBytes }: see Calibration in index.ts. */
+    /** { target, queries, regrowth, scanBytes }: see CALIBRATION in index.ts. */
     this.calibration = calibration;
     this.graph = new usearch.Index({
       dimensions: dimension,
