@@ -199,7 +199,7 @@ class DatasetVectors {
         batch.map((s) => s.query),
         batch.map((s) => s.n),
       );
-      batch.forEach((s, i) => s.resolve(found[i]));
+      for (let i = 0; i < batch.length; i++) batch[i].resolve(found[i]);
     } catch (error) {
       for (const s of batch) s.reject(error);
     }
@@ -209,7 +209,7 @@ class DatasetVectors {
   scanned(queries, counts) {
     const d = this.dimension;
     const codes = new Int8Array(queries.length * d);
-    queries.forEach((query, i) => encode(query, 0, d, codes, i * d));
+    for (let i = 0; i < queries.length; i++) encode(queries[i], 0, d, codes, i * d);
     const most = Math.max(...counts);
     const found = queries.map(() => []);
     for (let b = 0; b < this.codeBlocks.length; b++) {
