@@ -1,7 +1,9 @@
 // The datasets' vectors held in memory for nearest-neighbour search, on a worker thread (worker.js):
-// an HNSW graph finds candidates, and their exact distances rank them. Built and kept current from
-// the dataset's change log as mirrors.ts describes; until a dataset's vectors are held, and for the
-// searches they do not serve (filters, the manhattan metric), pgvector answers (../semantic.ts).
+// an HNSW graph finds candidates (or, for a set whose graph misses too many neighbours, a scan of
+// every vector's int8 direction: CALIBRATION), and their exact distances rank them. Built and kept
+// current from the dataset's change log as mirrors.ts describes; until a dataset's vectors are
+// held, and for the searches they do not serve (filters, the manhattan metric), pgvector answers
+// (../semantic.ts).
 //
 // Held in memory because a walk of pgvector's graph costs several milliseconds of the database's
 // CPU per search (and in embedded mode the one thread PGlite runs on), which capped concurrent
