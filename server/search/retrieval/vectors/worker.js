@@ -418,10 +418,9 @@ Comlink.expose(
       set.remove(ids);
       return set.stats;
     },
-    nearest(handle, query, k, candidates, also) {
-      const answer = held(handle).nearest(query, k, candidates, also);
-      const sent = (a) => Comlink.transfer(a, [a.distances.buffer]);
-      return answer instanceof Promise ? answer.then(sent) : sent(answer);
+    async nearest(handle, query, k, candidates, also) {
+      const answer = await held(handle).nearest(query, k, candidates, also);
+      return Comlink.transfer(answer, [answer.distances.buffer]);
     },
     save(handle, dir) {
       held(handle).save(dir);
