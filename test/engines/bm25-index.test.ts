@@ -4,13 +4,14 @@
 // triggers through inserts, updates and deletes. The corpus is written straight into `chunks` (its
 // terms by PostgreSQL's analyzer, as the write path stores them): large enough, quickly, to make
 // the index read few postings, score selective filters directly and read deeper for broad ones.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import { idf } from '../../server/search/retrieval/termWeights.js';
+import { englishTerms } from '../../server/text/englishTerms.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { prng } from '../support/prng.js';
@@ -338,6 +339,49 @@ describe('BM25 index upkeep', () => {
     expect(await service.services.bm25.current(target.id)).toBeNull();
     expect(await service.services.bm25.ready(target.id)).not.toBeNull();
     await expectCurrent('after a rebuild');
+  });
+
+  it('guesses the terms PostgreSQL makes of a query of plain words, and makes no guess for others', async () => {
+    const plain = [...QUERIES, 'Glaciers, Rivers and CANYONS!', 'what\'s (the) "running" of voyages?', 'being having doing ourselves generously'];
+    for (const query of plain) expect(englishTerms(query), query).toEqual((await queryTerms(query)).sort());
+    for (const query of ['e-mail', '3.5 volts', 'naïve', 'example.com']) expect(englishTerms(query), query).toBeNull();
+  });
+
+  it('starts a search on a settled index before the statistics are read, and keeps it only while they agree', async () => {
+    service.services.bm25.enabled = true;
+    const target = await service.newDataset(orgId, 'bm25 settled');
+    const random = prng(17);
+    const ids = await insertChunks(
+      target,
+      Array.from({ length: 400 }, () => ({ text: text(random), tags: [] })),
+    );
+    expect(await service.services.bm25.ready(target.id)).not.toBeNull();
+    // Replaced and deleted chunks leave dead postings, which the index's counts must skip.
+    await setTerms(
+      ids.slice(0, 20),
+      ids.slice(0, 20).map(() => text(random)),
+    );
+    await db()('chunks').whereIn('id', ids.slice(20, 40)).delete();
+    expect(await service.services.bm25.current(target.id)).not.toBeNull();
+    // A second with no change applied: the index is settled.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const checks = vi.spyOn(service.services.bm25, 'current');
+    const expectExact = async (query: string) => {
+      const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
+      expectSameHits(await bm25({ query, limit: 10 }, target), ranking.slice(0, 10), query, ranking);
+    };
+    try {
+      for (const query of QUERIES.slice(0, 10)) await expectExact(query);
+      // Answered on the settled index: none needed its check.
+      expect(checks).not.toHaveBeenCalled();
+      // A write behind the settled index: the statistics' version differs, the search is made again.
+      await setTerms([ids[70]], ['zephyr zephyr zephyr cobalt']);
+      await expectExact('zephyr cobalt');
+      expect(checks).toHaveBeenCalled();
+      expect((await bm25({ query: 'zephyr cobalt', limit: 1 }, target))[0].id).toBe(ids[70]);
+    } finally {
+      checks.mockRestore();
+    }
   });
 
   it('answers tag filters from memory, current through edits of the tags alone', async () => {

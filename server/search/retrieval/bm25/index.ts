@@ -25,8 +25,10 @@ import type { Services } from '../../../services.js';
 import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
 import { narrowed, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
+import { englishTerms } from '../../../text/englishTerms.js';
 import { idf } from '../termWeights.js';
-import { memoryBm25 } from './memorySearch.js';
+import { type MemorySearch, memoryBm25 } from './memorySearch.js';
+import type { DatasetIndex } from './memory.js';
 import { type Bm25Parameters, covers, impactFloors, mostImpact, type PostingRange, type ReadEdge, rangesReaching } from './bounds.js';
 import {
   chunksInRanges,
@@ -36,6 +38,7 @@ import {
   passingMatches,
   scoreChunks,
   shortestPerTf,
+  type TermStatistics,
   termStatistics,
   type WeightedTerms,
 } from './postings.js';
@@ -52,19 +55,23 @@ export interface Bm25Query extends WeightedTerms {
   chunks: number;
 }
 
-/** A query made ready for BM25, and the dataset's version its statistics were read at. */
+/** A query made ready for BM25, and the statistics (with the dataset's version) it was made from. */
 export interface PreparedBm25 {
   /** null when no chunk holds a query term. */
   query: Bm25Query | null;
   version: number;
+  statistics: TermStatistics;
 }
 
 /** The query's terms that some chunk holds, their weights, and the dataset's parameters, in one statement. */
 export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<PreparedBm25> {
-  const statistics = await termStatistics(db, request.dataset.id, request.query);
+  return preparedFrom(request, await termStatistics(db, request.dataset.id, request.query));
+}
+
+function preparedFrom(request: RetrievalRequest, statistics: TermStatistics): PreparedBm25 {
   const { version } = statistics;
   const held = statistics.terms.flatMap((term, i) => (statistics.counts[i] > 0 ? [{ term, count: statistics.counts[i] }] : []));
-  if (held.length === 0 || statistics.chunks === 0) return { query: null, version };
+  if (held.length === 0 || statistics.chunks === 0) return { query: null, version, statistics };
   const config = datasetConfig(request.dataset);
   const boost = request.termBoost;
   const query = {
@@ -73,7 +80,18 @@ export async function prepareBm25(db: Knex, request: RetrievalRequest): Promise<
     parameters: { k1: config.BM25_K, b: config.BM25_B, averageLength: config.BM25_AVG_LEN ?? actualAverage(statistics.chunks, statistics.lengthSum) },
     chunks: statistics.chunks,
   };
-  return { query, version };
+  return { query, version, statistics };
+}
+
+/** The statistics the database would give for `terms`, as an index holds them at its version. */
+function heldStatistics(index: DatasetIndex, terms: string[]): TermStatistics {
+  return { terms, chunks: index.chunks, lengthSum: index.lengthSum, counts: terms.map((t) => index.holding(t)), version: index.version };
+}
+
+/** Equal, terms in the same order too: the weights are then added up in the same order, to the last bit. */
+function sameStatistics(a: TermStatistics, b: TermStatistics): boolean {
+  const same = (x: unknown[], y: unknown[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return a.version === b.version && a.chunks === b.chunks && a.lengthSum === b.lengthSum && same(a.terms, b.terms) && same(a.counts, b.counts);
 }
 
 /**
@@ -183,22 +201,42 @@ async function search(
   request: RetrievalRequest,
   k: number,
   count: boolean,
-  prepared = prepareBm25(services.store.db, request),
+  given?: Promise<PreparedBm25>,
 ): Promise<{ hits: Hit[]; total: number | null } | null> {
   const db = services.store.db;
-  const { query, version } = await prepared;
+  const least = request.scoreThreshold ?? 0;
+  const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request) };
+  const early = given ? null : searchSettled(services, request, plan);
+  const { query, version, statistics } = await (given ?? prepareBm25(db, request));
+  if (early && sameStatistics(early.statistics, statistics)) return early.found;
   if (!query) return null;
   const index = await services.bm25.current(request.dataset.id, version);
-  const least = request.scoreThreshold ?? 0;
-  if (index)
-    return memoryBm25(db, request, index, query, {
-      k,
-      least,
-      count,
-      countAbove: request.scoreThreshold ?? null,
-      narrowed: narrowed(request),
-    });
+  if (index) return memoryBm25(db, request, index, query, plan);
   return { hits: await top(db, request, query, k, least), total: count ? await countInSql(db, request, query) : null };
+}
+
+/**
+ * The search started on the dataset's settled index (mirrors.ts) while the query's statistics are
+ * read, from the terms guessed here and the index's own counts: the caller keeps its answer when the
+ * database's statistics turn out the same (no write in between, the same terms). Null when the
+ * search needs SQL (a filter other than on tags), the index is not settled, or the query's terms
+ * cannot be guessed.
+ */
+function searchSettled(
+  services: Services,
+  request: RetrievalRequest,
+  plan: MemorySearch,
+): { statistics: TermStatistics; found: Promise<{ hits: Hit[]; total: number | null } | null> } | null {
+  if (plan.narrowed && !tagFilterOf(request.filter, request.conditions)) return null;
+  const index = services.bm25.settled(request.dataset.id);
+  const terms = index && englishTerms(request.query);
+  if (!terms) return null;
+  const statistics = heldStatistics(index, terms);
+  const { query } = preparedFrom(request, statistics);
+  // The index is read now, before any change can be applied to it: the answer is of this version.
+  const found = query ? memoryBm25(services.store.db, request, index, query, plan) : Promise.resolve(null);
+  found.catch(() => undefined);
+  return { statistics, found };
 }
 
 export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {

@@ -42,9 +42,13 @@ export class DatasetIndex implements Mirror, TagIndex {
   private lengths = new Int32Array(1024);
   private dead = new Uint8Array(1024);
   private deadCount = 0;
+  /** The live chunks' lengths, summed. */
+  lengthSum = 0;
   private readonly ordinalOf = new Map<string, number>();
   private readonly lists = new Map<string, PostingList>();
   private readonly tagLists = new Map<string, OrdinalList>();
+  /** holding()'s counts once dead chunks are skipped, with the list size and dead count they were made at. */
+  private readonly liveCounts = new Map<string, { size: number; deadCount: number; live: number }>();
   // Scratch for scoring, reused: a search scores synchronously, so no two use it at once.
   private scratchScores = new Float64Array(0);
   private scratchSeen = new Uint32Array(0);
@@ -110,6 +114,7 @@ export class DatasetIndex implements Mirror, TagIndex {
     }
     this.ids.push(chunk.id);
     this.lengths[ordinal] = chunk.length;
+    this.lengthSum += chunk.length;
     this.ordinalOf.set(chunk.id, ordinal);
     for (let i = 0; i < chunk.terms.length; i++) {
       let list = this.lists.get(chunk.terms[i]);
@@ -136,7 +141,21 @@ export class DatasetIndex implements Mirror, TagIndex {
     if (ordinal === undefined) return;
     this.dead[ordinal] = 1;
     this.deadCount++;
+    this.lengthSum -= this.lengths[ordinal];
     this.ordinalOf.delete(id);
+  }
+
+  /** How many live chunks hold the term: its count in the database at this index's version. */
+  holding(term: string): number {
+    const list = this.lists.get(term);
+    if (!list) return 0;
+    if (this.deadCount === 0) return list.size;
+    const known = this.liveCounts.get(term);
+    if (known && known.size === list.size && known.deadCount === this.deadCount) return known.live;
+    let live = 0;
+    for (let j = 0; j < list.size; j++) if (this.dead[list.ordinals[j]] === 0) live++;
+    this.liveCounts.set(term, { size: list.size, deadCount: this.deadCount, live });
+    return live;
   }
 
   /**
@@ -236,7 +255,10 @@ export class DatasetIndex implements Mirror, TagIndex {
     const tfs = await read('tfs.u16', Uint16Array, postings);
     for (let ordinal = 0; ordinal < slots; ordinal++) {
       if (index.dead[ordinal] === 1) index.deadCount++;
-      else index.ordinalOf.set(layout.ids[ordinal], ordinal);
+      else {
+        index.ordinalOf.set(layout.ids[ordinal], ordinal);
+        index.lengthSum += index.lengths[ordinal];
+      }
     }
     let at = 0;
     for (const [term, size] of layout.terms) {
