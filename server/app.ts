@@ -18,6 +18,7 @@ import { fileContentRouter } from './http/fileContent.js';
 import { pagefindFilesRouter } from './http/pagefindFiles.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
 import { refuseIllFormedInput } from './http/wellFormed.js';
+import type { InFlight } from './http/inFlight.js';
 import type { Services } from './services.js';
 
 type OperationId = keyof Handlers;
@@ -27,7 +28,7 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.disable('x-powered-by');
   // No ETags on API answers: the contract declares no 304, and hashing every body costs each request.
   app.disable('etag');
-  app.use(countRequests);
+  app.use(countRequests(services.inFlight));
   // pino-http writes its request lines at info; at a higher level it would do its work per request for nothing.
   if (logger?.isLevelEnabled('info')) app.use(pinoHttp({ logger, ...httpLogOptions, autoLogging: { ignore: (req) => req.url === '/api/health' } }));
   app.set('query parser', 'extended');
@@ -69,17 +70,20 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   return app;
 }
 
-/** Each answered request in the metrics, by the operation the validator matched it to. */
-const countRequests: RequestHandler = (req, res, next) => {
-  const started = performance.now();
-  res.on('finish', () => {
-    const operation = openapiOf(req)?.schema.operationId ?? 'unmatched';
-    const status = String(res.statusCode);
-    httpRequests.inc({ operation, method: req.method, status });
-    httpDuration.observe({ operation, status }, (performance.now() - started) / 1000);
-  });
-  next();
-};
+/** Each request counted while in flight, and once answered in the metrics, by the operation the validator matched it to. */
+function countRequests(inFlight: InFlight): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    inFlight.track(res);
+    res.on('finish', () => {
+      const operation = openapiOf(req)?.schema.operationId ?? 'unmatched';
+      const status = String(res.statusCode);
+      httpRequests.inc({ operation, method: req.method, status });
+      httpDuration.observe({ operation, status }, (performance.now() - started) / 1000);
+    });
+    next();
+  };
+}
 
 /** The validator's steps with `steps` inserted just before its request validation. */
 function beforeRequestValidation(validator: RequestHandler[], steps: RequestHandler[]): RequestHandler[] {

@@ -15,6 +15,7 @@ import { type Bm25Indexes, bm25Indexes } from './search/retrieval/bm25/memory.js
 import { VectorIndexes } from './search/retrieval/vectors/index.js';
 import { openStore, type Store } from './store/db.js';
 import { DeferredWriter } from './store/deferred.js';
+import { InFlight } from './http/inFlight.js';
 
 export interface Services {
   config: Config;
@@ -31,6 +32,8 @@ export interface Services {
   vectors: VectorIndexes;
   /** Marks results' matches, off the service's thread. */
   highlighter: HighlightPool;
+  /** The requests being answered now (counted by the app). */
+  inFlight: InFlight;
   /** EMBEDDING_MODEL_NAME of new datasets that name no endpoint. */
   defaultEmbedder: string;
   close(): Promise<void>;
@@ -44,7 +47,8 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   const deferred = new DeferredWriter(store.db, logger);
   const bm25 = bm25Indexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'bm25'));
   const vectors = new VectorIndexes(store.db, logger, path.join(config.dataDir, 'kept-indexes', 'vectors'));
-  const highlighter = new HighlightPool();
+  const inFlight = new InFlight();
+  const highlighter = new HighlightPool({ requestsInFlight: () => inFlight.count });
   // Closed before the store, so that queued rows are written (and builds stop reading) while it is open.
   const opened: { close(): Promise<void> }[] = [highlighter, { close: () => deferred.flush() }, bm25, vectors, store];
   try {
@@ -60,7 +64,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     opened.splice(1, 0, workflows);
     await workflows.start();
     await scheduleSearchClusters(workflows, config.searchClusterIntervalMs, config.workflows.kind === 'temporal' ? config.workflows.taskQueue : null);
-    return { config, store, lexical, workflows, storage, deferred, bm25, vectors, highlighter, defaultEmbedder, close: () => closeAll(opened) };
+    return { config, store, lexical, workflows, storage, deferred, bm25, vectors, highlighter, inFlight, defaultEmbedder, close: () => closeAll(opened) };
   } catch (error) {
     await closeAll(opened);
     throw error;

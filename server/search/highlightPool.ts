@@ -1,10 +1,10 @@
 // Highlighting off the service's thread when that thread is the limit. Marking a page of results
 // is the largest share of a search's work on the service's thread (about a sixth under load); that
 // thread also parses, validates, queries and answers every request, so under concurrent load it is
-// what bounds throughput. Handing a page to another thread costs about 0.2 ms of latency, though,
-// which a quiet service should not pay: a page goes to the pool only while the service's thread has
-// been busy most of the last moment (its event loop utilization), and is marked in place otherwise.
-// Either way the answer is the same.
+// what bounds throughput. Handing a page to another thread costs about 0.3 ms of latency, though,
+// which a quiet service should not pay: a page goes to the pool only while other requests are in
+// flight and the service's thread has been busy most of the last moment (its event loop
+// utilization), and is marked in place otherwise. Either way the answer is the same.
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Piscina from 'piscina';
@@ -20,6 +20,8 @@ interface PageTask {
 export interface HighlightPoolOptions {
   /** The share of the last moment the service's thread was busy above which pages go to the pool. */
   offloadAbove?: number;
+  /** Requests in flight, the caller's included (unknown: the thread's business alone decides). */
+  requestsInFlight?: () => number;
 }
 
 /** How long a measure of the thread's business stands before it is taken again. */
@@ -36,16 +38,18 @@ export class HighlightPool {
     execArgv: [],
   });
   private readonly offloadAbove: number;
+  private readonly requestsInFlight: () => number;
   private moment = { at: performance.now(), loop: performance.eventLoopUtilization(), busy: 0 };
 
   constructor(options: HighlightPoolOptions = {}) {
     this.offloadAbove = options.offloadAbove ?? 0.75;
+    this.requestsInFlight = options.requestsInFlight ?? (() => Infinity);
   }
 
   /** Each chunk's HTML highlighted for the query, in order. */
   async page(htmls: string[], query: string, options: T.HighlightOptions | null | undefined): Promise<Highlighted[]> {
     if (htmls.length === 0) return [];
-    if (this.busy() > this.offloadAbove) {
+    if (this.requestsInFlight() > 1 && this.busy() > this.offloadAbove) {
       try {
         return await this.pool.run({ htmls, query, options });
       } catch {

@@ -1,5 +1,6 @@
 // The highlighting threads answer exactly what highlighting in place does, a pool that can no
-// longer run a task still answers, and a quiet service marks its pages in place.
+// longer run a task still answers, and a quiet service (or one answering a single request) marks its
+// pages in place.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { generateCorpus } from '../../bench/corpus.js';
 import { HighlightPool } from '../../server/search/highlightPool.js';
@@ -33,17 +34,27 @@ describe('highlight pool', () => {
     expect(await closed.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
   });
 
-  it('marks pages in place while the service is quiet, on the threads while it is busy', async () => {
-    const quiet = new HighlightPool();
+  it('marks pages in place while the service is quiet or answers no other request, on the threads otherwise', async () => {
+    let requests = 2;
+    const quiet = new HighlightPool({ requestsInFlight: () => requests });
     const run = vi.spyOn((quiet as unknown as { pool: { run: () => unknown } }).pool, 'run');
+    const html = '<p>an order for the account</p>';
+    const busyMoment = () => {
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+    };
     try {
-      const html = '<p>an order for the account</p>';
       await new Promise((resolve) => setTimeout(resolve, 150));
       expect(await quiet.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
       expect(run).not.toHaveBeenCalled();
-      // The thread busy for a whole moment.
-      const until = performance.now() + 150;
-      while (performance.now() < until);
+      // The thread busy for a whole moment, but for the one request alone: nothing waits for it.
+      requests = 1;
+      busyMoment();
+      expect(await quiet.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
+      expect(run).not.toHaveBeenCalled();
+      // Busy, and another request in flight.
+      requests = 2;
+      busyMoment();
       expect(await quiet.page([html], 'order', null)).toEqual([highlight(html, 'order', null)]);
       expect(run).toHaveBeenCalledTimes(1);
     } finally {
