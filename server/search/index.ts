@@ -53,6 +53,8 @@ export interface FoundHits {
   total: number;
   pageSize: number;
   started: number;
+  /** Rows read while retrieval confirmed its answer (RetrievalRequest.readAhead), by the ids they were read for. */
+  readAhead: { ids: Set<string>; rows: Promise<Map<string, ChunkRow>> } | null;
 }
 
 export async function runSearch(
@@ -84,7 +86,20 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
   const window = rankingWindow(payload, offset + pageSize, dataset);
   const prepared = await prepareQueries(services, dataset, payload);
   const { queries, correctedQuery } = prepared;
-  const base = { dataset, filter: payload.filters, scoreThreshold: payload.score_threshold, prefix: options.prefix, countTotal: options.getTotalPages };
+  // Without a ranking stage, the page retrieval may name before confirming it is the page's.
+  let readAhead: FoundHits['readAhead'] = null;
+  const startReading = (ids: string[]) => {
+    readAhead = { ids: new Set(ids), rows: loadRows(services, dataset.id, ids) };
+    readAhead.rows.catch(() => undefined);
+  };
+  const base = {
+    dataset,
+    filter: payload.filters,
+    scoreThreshold: payload.score_threshold,
+    prefix: options.prefix,
+    countTotal: options.getTotalPages,
+    readAhead: window == null ? startReading : undefined,
+  };
   const retrieval = window == null ? { limit: pageSize, offset } : { limit: window, offset: 0 };
 
   const found = await retrieveQueries(services, type, prepared, { ...base, ...retrieval });
@@ -95,12 +110,19 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
     hits = [...hits, ...more.hits.filter((h) => !seen.has(h.id))].slice(0, retrieval.limit);
   }
   if (window != null) hits = (await rankHits(services, { dataset, payload, type, queries }, hits)).slice(offset, offset + pageSize);
-  return { payload, type, queries, correctedQuery, hits, total: found.total ?? 0, pageSize, started };
+  return { payload, type, queries, correctedQuery, hits, total: found.total ?? 0, pageSize, started, readAhead };
 }
 
 /** The hits' chunks, in the hits' order, highlighted as the payload asks (deleted chunks left out). */
 export async function loadResults(services: Services, dataset: DatasetRow, found: FoundHits, hits: Hit[]): Promise<Result[]> {
-  const rows = await loadRows(services, dataset.id, hits);
+  const ahead = found.readAhead;
+  const rows = await (ahead && hits.every((h) => ahead.ids.has(h.id))
+    ? ahead.rows
+    : loadRows(
+        services,
+        dataset.id,
+        hits.map((h) => h.id),
+      ));
   const { payload } = found;
   const text = found.queries.map((q) => q.text).join(' ');
   const kept = hits.flatMap((hit) => {
@@ -142,16 +164,15 @@ export function recordSearch(services: Services, dataset: DatasetRow, found: Fou
   return id;
 }
 
-async function loadRows(services: Services, datasetId: string, hits: Hit[]): Promise<Map<string, ChunkRow>> {
-  if (hits.length === 0) return new Map();
+async function loadRows(services: Services, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
+  if (ids.length === 0) return new Map();
   const rows = await services.store
     .db<ChunkRow>('chunks')
     .select(...CHUNK_COLUMNS)
     .where({ dataset_id: datasetId })
-    .whereIn(
-      'id',
-      hits.map((h) => h.id),
-    );
+    // One array parameter, not a list of them: the statement's text is the same for every page size,
+    // and PostgreSQL parses and plans it faster (about 0.1 ms of a search).
+    .whereRaw('id = any(?::uuid[])', [ids]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 

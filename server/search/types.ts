@@ -31,6 +31,11 @@ export interface RetrievalRequest {
   seenVersion?: number;
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
+  /**
+   * Told the ids of the page (`offset` on) when retrieval has them before it has confirmed them, so
+   * that the caller can start reading their rows meanwhile; the hits returned may still differ.
+   */
+  readAhead?: (ids: string[]) => void;
 }
 
 export interface Hit {

@@ -5,7 +5,7 @@
 // terms by PostgreSQL's analyzer, as the write path stores them): large enough, quickly, to make
 // the index read few postings, score selective filters directly and read deeper for broad ones.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createOrganization } from '../../sdk/src/generated/sdk.gen.js';
+import { createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
@@ -370,8 +370,29 @@ describe('BM25 index upkeep', () => {
       const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
       expectSameHits(await bm25({ query, limit: 10 }, target), ranking.slice(0, 10), query, ranking);
     };
+    // Through the API, the page's rows are read as soon as the early answer is there: one statement
+    // reads them when that answer is kept, another when it was not.
+    const rowReads = async (query: string) => {
+      const statements: string[] = [];
+      const listener = (q: { sql: string }) => statements.push(q.sql);
+      db().on('query', listener);
+      try {
+        const { data } = await searchChunks({
+          client: service.client(),
+          headers: { 'SVC-Dataset': target.id, 'X-API-Version': 'V2' },
+          body: { query, search_type: 'bm25', page_size: 3 },
+        });
+        const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
+        const chunks = (data as T.SearchResponseBody).chunks;
+        expect(chunks.map((c) => (c.chunk as T.ChunkMetadata).id)).toEqual(ranking.slice(0, 3).map((h) => h.id));
+        return statements.filter((sql) => sql.includes('"chunk_html"')).length;
+      } finally {
+        db().off('query', listener);
+      }
+    };
     try {
       for (const query of QUERIES.slice(0, 10)) await expectExact(query);
+      expect(await rowReads('glacier canyon')).toBe(1);
       // Answered on the settled index: none needed its check.
       expect(checks).not.toHaveBeenCalled();
       // A write behind the settled index: the statistics' version differs, the search is made again.
@@ -379,6 +400,10 @@ describe('BM25 index upkeep', () => {
       await expectExact('zephyr cobalt');
       expect(checks).toHaveBeenCalled();
       expect((await bm25({ query: 'zephyr cobalt', limit: 1 }, target))[0].id).toBe(ids[70]);
+      // Settled again, then another write behind it: the rows read early are not the page's.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await setTerms([ids[71]], ['zephyr zephyr zephyr zephyr cobalt cobalt']);
+      expect(await rowReads('zephyr cobalt')).toBe(2);
     } finally {
       checks.mockRestore();
     }

@@ -114,7 +114,9 @@ export async function countQueries(services: Services, dataset: DatasetRow, body
   return (await fusedHits(services, type, prepared, { ...request, limit: hybridWindow(body.limit ?? Infinity), countTotal: false })).length;
 }
 
-async function fusedHits(services: Services, type: SearchType, prepared: PreparedQueries, request: Omit<RetrievalRequest, 'query'>) {
+async function fusedHits(services: Services, type: SearchType, prepared: PreparedQueries, whole: Omit<RetrievalRequest, 'query'>) {
+  // No one query's hits are the page's.
+  const { readAhead: _, ...request } = whole;
   const lists = await Promise.all(
     prepared.queries.map(async (query) => ({
       weight: query.weight,

@@ -235,7 +235,7 @@ function searchSettled(
   const { query } = preparedFrom(request, statistics);
   // The index is read now, before any change can be applied to it: the answer is of this version.
   const found = query ? memoryBm25(services.store.db, request, index, query, plan) : Promise.resolve(null);
-  found.catch(() => undefined);
+  found.then((f) => request.readAhead?.((f?.hits ?? []).slice(request.offset).map((h) => h.id))).catch(() => undefined);
   return { statistics, found };
 }
 
