@@ -139,6 +139,8 @@ export interface Breakdown {
   outside_handler_ms: number;
   /** Every SQL statement, inside and outside the handler, by statement (mean ms and calls per request). */
   sql: { statement: string; ms: number; calls: number }[];
+  /** Highlighting the page (on the highlighting threads, hand-over included). */
+  highlight_ms: number;
 }
 
 export interface SearchResult {
@@ -1075,6 +1077,17 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
     t.calls++;
     sql.set(key, t);
   };
+  const highlighter = ctx.service.services.highlighter;
+  const highlight = highlighter.page;
+  let highlightMs = 0;
+  highlighter.page = async (...args) => {
+    const t0 = performance.now();
+    try {
+      return await highlight.apply(highlighter, args);
+    } finally {
+      highlightMs += performance.now() - t0;
+    }
+  };
   let clientMs = 0;
   db.on('query', onQuery);
   db.on('query-response', onDone);
@@ -1091,6 +1104,7 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
     }
   } finally {
     table.search_chunks = original;
+    highlighter.page = highlight;
     db.off('query', onQuery);
     db.off('query-response', onDone);
     db.off('query-error', onDone);
@@ -1103,6 +1117,7 @@ async function breakdown(ctx: MeasureContext, variant: Variant, queries: string[
     handler_ms: round2(handlerMs / n),
     outside_handler_ms: round2((clientMs - handlerMs) / n),
     sql: [...sql].map(([statement, t]) => ({ statement, ms: round2(t.ms / n), calls: Math.round((t.calls / n) * 100) / 100 })).sort((a, b) => b.ms - a.ms),
+    highlight_ms: round2(highlightMs / n),
   };
 }
 
@@ -1369,7 +1384,7 @@ export function formatSearch(mode: string, r: SearchResult): string {
           `SQL ${fmt(sqlMs, 2)} in ${fmt(
             b.sql.reduce((sum, t) => sum + t.calls, 0),
             1,
-          )} statements:`,
+          )} statements; highlights ${fmt(b.highlight_ms ?? 0, 2)}:`,
         ...b.sql.slice(0, 6).map((t) => `      ${fmt(t.ms, 2).padStart(6)} ms ×${t.calls}  ${t.statement}`),
       ];
     }),
