@@ -18,6 +18,7 @@ import { fileContentRouter } from './http/fileContent.js';
 import { pagefindFilesRouter } from './http/pagefindFiles.js';
 import { receiveMultipartForm, storeMultipartUpload } from './http/multipart.js';
 import { refuseIllFormedInput } from './http/wellFormed.js';
+import { rememberRoutePatterns } from './http/routePatterns.js';
 import type { InFlight } from './http/inFlight.js';
 import type { Services } from './services.js';
 
@@ -43,6 +44,7 @@ export function createApp(services: Services, handlers: Handlers, logger?: Logge
   app.use(fileContentRouter(services));
   app.use(pagefindFilesRouter(services));
   app.use(express.json({ limit: services.config.jsonBodyLimit, strict: false }));
+  rememberRoutePatterns();
   const validator = OpenApiValidator.middleware({
     apiSpec: structuredClone(contract) as unknown as OpenAPIV3.DocumentV3,
     validateRequests: { allowUnknownQueryParameters: false },
