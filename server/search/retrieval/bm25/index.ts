@@ -18,6 +18,7 @@
 //
 // Once a dataset's postings are held in memory (memory.ts), its searches score there instead
 // (memorySearch.ts), with the same results; this SQL path serves while that index is built.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
@@ -206,9 +207,11 @@ async function search(
   const db = services.store.db;
   const least = request.scoreThreshold ?? 0;
   const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request) };
-  const early = given ? null : searchSettled(services, request, plan);
-  const { query, version, statistics } = await (given ?? prepareBm25(db, request));
-  if (early && sameStatistics(early.statistics, statistics)) return early.found;
+  const reading = given ?? prepareBm25(db, request);
+  const early = given ? null : searchSettled(services, request, plan).catch(() => null);
+  const { query, version, statistics } = await reading;
+  const settled = await early;
+  if (settled && sameStatistics(settled.statistics, statistics)) return settled.found;
   if (!query) return null;
   const index = await services.bm25.current(request.dataset.id, version);
   if (index) return memoryBm25(db, request, index, query, plan);
@@ -216,27 +219,31 @@ async function search(
 }
 
 /**
- * The search started on the dataset's settled index (mirrors.ts) while the query's statistics are
- * read, from the terms guessed here and the index's own counts: the caller keeps its answer when the
+ * The search made on the dataset's settled index (mirrors.ts) while the query's statistics are read,
+ * from the terms guessed here and the index's own counts: the caller keeps its answer when the
  * database's statistics turn out the same (no write in between, the same terms). Null when the
  * search needs SQL (a filter other than on tags), the index is not settled, or the query's terms
  * cannot be guessed.
  */
-function searchSettled(
-  services: Services,
-  request: RetrievalRequest,
-  plan: MemorySearch,
-): { statistics: TermStatistics; found: Promise<{ hits: Hit[]; total: number | null } | null> } | null {
+async function searchSettled(services: Services, request: RetrievalRequest, plan: MemorySearch): Promise<EarlySearch | null> {
   if (plan.narrowed && !tagFilterOf(request.filter, request.conditions)) return null;
+  const terms = englishTerms(request.query);
+  if (!terms || !services.bm25.settled(request.dataset.id)) return null;
+  // A turn later, when the statistics' statement has been sent: the walk runs while it travels.
+  await nextTurn();
   const index = services.bm25.settled(request.dataset.id);
-  const terms = index && englishTerms(request.query);
-  if (!terms) return null;
+  if (!index) return null;
+  // Statistics and walk in one go, so both are of the index's version.
   const statistics = heldStatistics(index, terms);
   const { query } = preparedFrom(request, statistics);
-  // The index is read now, before any change can be applied to it: the answer is of this version.
-  const found = query ? memoryBm25(services.store.db, request, index, query, plan) : Promise.resolve(null);
-  found.then((f) => request.readAhead?.((f?.hits ?? []).slice(request.offset).map((h) => h.id))).catch(() => undefined);
+  const found = query ? await memoryBm25(services.store.db, request, index, query, plan) : null;
+  request.readAhead?.((found?.hits ?? []).slice(request.offset).map((h) => h.id));
   return { statistics, found };
+}
+
+interface EarlySearch {
+  statistics: TermStatistics;
+  found: { hits: Hit[]; total: number | null } | null;
 }
 
 export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
