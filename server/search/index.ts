@@ -86,7 +86,8 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
   const window = rankingWindow(payload, offset + pageSize, dataset);
   const prepared = await prepareQueries(services, dataset, payload);
   const { queries, correctedQuery } = prepared;
-  // Without a ranking stage, the page retrieval may name before confirming it is the page's.
+  // Without a ranking stage, retrieval may name the page's ids before it has confirmed them: their
+  // rows are read meanwhile.
   let readAhead: FoundHits['readAhead'] = null;
   const startReading = (ids: string[]) => {
     readAhead = { ids: new Set(ids), rows: loadRows(services, dataset.id, ids) };

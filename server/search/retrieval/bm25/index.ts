@@ -17,7 +17,9 @@
 // read deeper until k candidates pass.
 //
 // Once a dataset's postings are held in memory (memory.ts), its searches score there instead
-// (memorySearch.ts), with the same results; this SQL path serves while that index is built.
+// (memorySearch.ts), with the same results; this SQL path serves while that index is built. On an
+// index no change has reached for a while, the search is made while the statistics are read, and
+// kept when they turn out to be those it was made with (searchSettled).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
