@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
 import type { Ranked } from '../../server/search/retrieval/bm25/topK.js';
+import { lengthClass } from '../../server/search/retrieval/bm25/postingList.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
 import { prng } from '../support/prng.js';
 
@@ -34,6 +35,10 @@ function corpus(): DatasetIndex {
   // Short chunks repeating a word more often than the index tracks frequencies one by one
   // (postingList.ts): the word's highest impacts lie there.
   for (let n = 0; n < 40; n++) index.add({ id: id(20_000 + n), length: 16 + n, terms: ['w59'], tfs: [16 + n], tags: [] });
+  // Long chunks, over the lengths the walk tells apart only by class (postingList.ts's lengthClass),
+  // some repeating a common word more often than a list's frequencies by ordinal hold.
+  for (let n = 0; n < 60; n++)
+    index.add({ id: id(40_000 + n), length: Math.round(100 * 1.11 ** n), terms: ['w0', 'w1', 'w7'], tfs: [1 + n * 7, 1 + (n % 5), 1 + n * 20], tags: [] });
   // Rare words: lists too short to track frequencies one by one.
   for (let n = 0; n < 45; n++) index.add({ id: id(30_000 + n), length: 4 + (n % 17), terms: ['w3', `rare${n % 3}`], tfs: [1, 1 + (n % 4)], tags: [] });
   // Removed, and removed then written again (a new ordinal, the old postings dead).
@@ -129,6 +134,17 @@ describe('the in-memory BM25 top k', () => {
           }
     }
     expect(compared).toBeGreaterThan(parameters.length * queries.length * 3 * 2);
+  });
+
+  it("counts the common words' frequencies by ordinal in its size, and classes lengths in order", () => {
+    expect(index.size).toBeGreaterThan(index.postings);
+    let before = -1;
+    for (let length = 0; length <= 100_000; length++) {
+      const c = lengthClass(length);
+      expect(c >= before && c <= 255, `length ${length}`).toBe(true);
+      before = c;
+    }
+    expect(lengthClass(127)).toBe(127);
   });
 
   it('ranks tied chunks by id and leaves out removed ones', () => {

@@ -34,12 +34,12 @@ export interface PostingRange {
 
 /** Term frequencies are stored as smallint; lengths as integer. */
 const MAX_TF = 32_767;
-const MAX_LENGTH = 2_147_483_647;
+export const MAX_LENGTH = 2_147_483_647;
 /** Term frequencies given a range each; above, one range takes the rest (they are rare). */
 const RANGED_TF = 32;
 
 /** The longest length at which `tf` occurrences reach `floor` (−1: none does; MAX_LENGTH: every one). */
-function longestReaching(tf: number, floor: number, parameters: Bm25Parameters): number {
+export function longestReaching(tf: number, floor: number, parameters: Bm25Parameters): number {
   if (floor <= 0) return MAX_LENGTH;
   const { k1, b, averageLength } = parameters;
   if (k1 * b === 0) return impact(tf, tf, parameters) >= floor ? MAX_LENGTH : -1;

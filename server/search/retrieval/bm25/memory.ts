@@ -25,8 +25,10 @@ import { type ChunkTerms, chunkTerms, chunkTermsPage } from './postings.js';
 
 /** Chunks read per page while building. */
 const BUILD_PAGE = 5000;
-/** Postings held in memory across datasets (about 6 bytes each); the least recently searched go first. */
+/** Postings held in memory across datasets; the least recently searched go first. */
 const POSTINGS_BUDGET = 200_000_000;
+/** A posting's bytes: ordinal, frequency and length class. What lists keep beside them counts in these. */
+const POSTING_BYTES = 7;
 
 /** The chunks holding a query term, with their scores (parallel arrays). */
 export interface Matches {
@@ -38,6 +40,8 @@ export class DatasetIndex implements Mirror, TagIndex {
   /** The dataset version this index reflects (every change up to it is applied). */
   version = 0;
   postings = 0;
+  /** Bytes the lists keep beside their postings (postingList.ts). */
+  private extraBytes = 0;
   private ids: string[] = [];
   private lengths = new Int32Array(1024);
   private dead = new Uint8Array(1024);
@@ -59,9 +63,9 @@ export class DatasetIndex implements Mirror, TagIndex {
     return this.ids.length - this.deadCount;
   }
 
-  /** Its size for the budget: postings. */
+  /** Its size for the budget: postings, and what the lists keep beside them in postings' worth of bytes. */
   get size(): number {
-    return this.postings;
+    return this.postings + Math.ceil(this.extraBytes / POSTING_BYTES);
   }
 
   /** Nothing outside the heap to free. */
@@ -122,7 +126,7 @@ export class DatasetIndex implements Mirror, TagIndex {
         list = new PostingList();
         this.lists.set(chunk.terms[i], list);
       }
-      list.append(ordinal, Math.min(chunk.tfs[i], 65_535), this.lengths);
+      this.extraBytes += list.append(ordinal, Math.min(chunk.tfs[i], 65_535), this.lengths);
     }
     this.postings += chunk.terms.length;
     for (const tag of new Set(chunk.tags)) {
@@ -262,7 +266,9 @@ export class DatasetIndex implements Mirror, TagIndex {
     }
     let at = 0;
     for (const [term, size] of layout.terms) {
-      index.lists.set(term, PostingList.over(ordinals.subarray(at, at + size), tfs.subarray(at, at + size), index.lengths));
+      const list = PostingList.over(ordinals.subarray(at, at + size), tfs.subarray(at, at + size), index.lengths);
+      index.lists.set(term, list);
+      index.extraBytes += list.extraBytes;
       at += size;
     }
     index.postings = postings;
@@ -307,9 +313,8 @@ export class DatasetIndex implements Mirror, TagIndex {
       let holds = false;
       // In the query's order, as match() adds them up.
       for (const cursor of held) {
-        cursor.at = cursor.list.seek(cursor.at, d);
-        if (cursor.at < cursor.list.size && cursor.list.ordinals[cursor.at] === d) {
-          const tf = cursor.list.tfs[cursor.at];
+        const tf = cursor.list.frequencyIn(d, cursor);
+        if (tf > 0) {
           score += (cursor.weight * tf * (k1 + 1)) / (tf + norm);
           holds = true;
         }

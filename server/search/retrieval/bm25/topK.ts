@@ -3,10 +3,10 @@
 // the most each can add (postingList.ts); those whose most adds up to less than the page's k-th
 // score so far (the floor) cannot bring a chunk onto the page on their own, so only the others
 // ("essential") are walked, and the rest looked into for the chunks those bring, while the chunk can
-// still reach the floor. Once one list is left to walk, its postings whose frequency cannot reach the
-// floor even in the shortest chunk having it are passed over without reading the chunk.
-import type { Bm25Parameters } from './bounds.js';
-import { type PostingList, TRACKED_TF } from './postingList.js';
+// still reach the floor. Once one list is left to walk, its postings whose frequency and length
+// class (postingList.ts) cannot reach the floor are passed over without reading the chunk.
+import { type Bm25Parameters, MAX_LENGTH, longestReaching } from './bounds.js';
+import { type PostingList, TRACKED_TF, lengthClass } from './postingList.js';
 
 /** A chunk by ordinal, and its score. */
 export interface Ranked {
@@ -92,18 +92,23 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
   /** The walk when one list is left to walk (the usual case once the page fills): a tight loop over it. */
   function walkOne(): void {
     const e = cursors[walked];
-    const { ordinals, tfs, size } = e.list;
+    const { ordinals, tfs, classes, size } = e.list;
     const essential = walked;
     const rest = essential > 0 ? upTo[essential - 1] : 0;
-    // Frequencies (up to TRACKED_TF) at which no posting can reach the floor, even in the shortest chunk.
-    const hopeless = new Uint8Array(TRACKED_TF + 1);
-    const setHopeless = () => {
-      for (let tf = 0; tf <= TRACKED_TF; tf++) hopeless[tf] = reaches(rest + e.weight * e.list.mostAt(tf, parameters)) ? 0 : 1;
+    // Per frequency up to TRACKED_TF, the highest length class whose postings may reach the floor
+    // (-1: none can); a posting above it is passed over without reading its chunk.
+    const highestClass = new Int16Array(TRACKED_TF + 1);
+    const setHighestClasses = () => {
+      const needed = (floor - Math.abs(floor) * ROUNDING - rest) / e.weight;
+      for (let tf = 1; tf <= TRACKED_TF; tf++) {
+        const longest = needed > 0 ? longestReaching(tf, needed, parameters) : MAX_LENGTH;
+        highestClass[tf] = longest < 0 ? -1 : lengthClass(longest);
+      }
     };
-    setHopeless();
+    setHighestClasses();
     for (; e.at < size; e.at++) {
       const tf = tfs[e.at];
-      if (tf <= TRACKED_TF && hopeless[tf] === 1) continue;
+      if (tf <= TRACKED_TF && classes[e.at] > highestClass[tf]) continue;
       const d = ordinals[e.at];
       if (skipped[d] !== 0) continue;
       const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
@@ -113,7 +118,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       const before = floor;
       complete(d, part, norm);
       if (walked > essential) return;
-      if (floor !== before) setHopeless();
+      if (floor !== before) setHighestClasses();
     }
   }
 
@@ -130,8 +135,8 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
         break;
       }
       const c = cursors[i];
-      c.at = c.list.seek(c.at, d);
-      if (c.at < c.list.size && c.list.ordinals[c.at] === d) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
+      const tf = c.list.frequencyIn(d, c);
+      if (tf > 0) partial += parts[c.term] = (c.weight * tf * (k1 + 1)) / (tf + norm);
     }
     if (reachable) {
       // Summed in the query's order, as scoring every posting sums: the same score to the last bit.
