@@ -40,36 +40,73 @@ function squares(v, at, n) {
 }
 
 /**
- * pgvector's distance of the query to a held vector, for each metric (smaller is closer). Cosine
- * takes both sums of squares precomputed: the held vector's once when it is added.
+ * pgvector's distance of the query to a held vector, for each metric (smaller is closer): a sum over
+ * the components (the products, or the squared differences), then what the metric makes of it.
+ * Cosine takes both sums of squares precomputed: the held vector's once when it is added.
  */
-const DISTANCE = {
-  cosine(q, qSquares, b, bo, bSquares, n) {
-    let dot = 0;
-    for (let i = 0; i < n; i++) dot += q[i] * b[bo + i];
-    const similarity = dot / Math.sqrt(qSquares * bSquares);
-    // As pgvector: rounding may take the similarity past ±1; a zero vector has none (NaN).
-    return Number.isNaN(similarity) ? Number.NaN : 1 - Math.max(-1, Math.min(1, similarity));
+const METRICS = {
+  cosine: {
+    products: true,
+    distance(dot, qSquares, bSquares) {
+      const similarity = dot / Math.sqrt(qSquares * bSquares);
+      // As pgvector: rounding may take the similarity past ±1; a zero vector has none (NaN).
+      return Number.isNaN(similarity) ? Number.NaN : 1 - Math.max(-1, Math.min(1, similarity));
+    },
   },
-  dot(q, _qSquares, b, bo, _bSquares, n) {
-    let dot = 0;
-    for (let i = 0; i < n; i++) dot += q[i] * b[bo + i];
-    return -dot;
-  },
-  euclidean(q, _qSquares, b, bo, _bSquares, n) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) {
-      const d = q[i] - b[bo + i];
-      sum += d * d;
-    }
-    return Math.sqrt(sum);
-  },
+  dot: { products: true, distance: (dot) => -dot },
+  euclidean: { products: false, distance: (sum) => Math.sqrt(sum) },
 };
+
+/**
+ * The sums of four held vectors against the query at once, each summed in component order as
+ * alone, so to the same bit: four sums in flight keep the processor busy where one waits on its
+ * previous addition. Into `out[0..3]`.
+ */
+function products4(q, b0, o0, b1, o1, b2, o2, b3, o3, n, out) {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0; i < n; i++) {
+    const x = q[i];
+    s0 += x * b0[o0 + i];
+    s1 += x * b1[o1 + i];
+    s2 += x * b2[o2 + i];
+    s3 += x * b3[o3 + i];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+function differences4(q, b0, o0, b1, o1, b2, o2, b3, o3, n, out) {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0; i < n; i++) {
+    const x = q[i];
+    const d0 = x - b0[o0 + i];
+    const d1 = x - b1[o1 + i];
+    const d2 = x - b2[o2 + i];
+    const d3 = x - b3[o3 + i];
+    s0 += d0 * d0;
+    s1 += d1 * d1;
+    s2 += d2 * d2;
+    s3 += d3 * d3;
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
 
 class DatasetVectors {
   constructor({ dimension, metric, quantization, connectivity, expansionAdd, expansionSearch, threads, calibration }) {
     this.dimension = dimension;
-    this.distance = DISTANCE[metric];
+    this.metric = METRICS[metric];
+    this.sums4 = this.metric.products ? products4 : differences4;
     this.threads = threads;
     /** { target, queries, regrowth, scanBytes }: see CALIBRATION in index.ts. */
     this.calibration = calibration;
@@ -233,14 +270,32 @@ class DatasetVectors {
     const ordered = slots.sort();
     const best = new Nearest(k, this.ids);
     const querySquares = squares(query, 0, this.dimension);
+    // The live slots, each once, four at a time (the last group padded with its first slot).
+    const group = new Int32Array(4);
+    const sums = new Float64Array(4);
+    let size = 0;
+    const flush = () => {
+      for (let j = size; j < 4; j++) group[j] = group[0];
+      const [b0, o0] = this.vectorAt(group[0]);
+      const [b1, o1] = this.vectorAt(group[1]);
+      const [b2, o2] = this.vectorAt(group[2]);
+      const [b3, o3] = this.vectorAt(group[3]);
+      this.sums4(query, b0, o0, b1, o1, b2, o2, b3, o3, this.dimension, sums);
+      for (let j = 0; j < size; j++) {
+        const slot = group[j];
+        const distance = this.metric.distance(sums[j], querySquares, this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK]);
+        // No distance (a zero vector under cosine) is no match, as in SQL.
+        if (!Number.isNaN(distance)) best.offer(slot, distance);
+      }
+      size = 0;
+    };
     for (let i = 0; i < ordered.length; i++) {
       const slot = ordered[i];
       if ((i > 0 && slot === ordered[i - 1]) || this.ids[slot] == null) continue;
-      const [block, at] = this.vectorAt(slot);
-      const distance = this.distance(query, querySquares, block, at, this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK], this.dimension);
-      // No distance (a zero vector under cosine) is no match, as in SQL.
-      if (!Number.isNaN(distance)) best.offer(slot, distance);
+      group[size++] = slot;
+      if (size === 4) flush();
     }
+    if (size > 0) flush();
     return best.ranked();
   }
 
