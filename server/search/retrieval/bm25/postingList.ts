@@ -23,12 +23,15 @@ const DENSE_SHARE = 8;
 /** In the frequencies by ordinal: the frequency is this or more, read it from the postings. */
 const DENSE_CAP = 255;
 
+/** Classes below this are the length itself. */
+export const EXACT_CLASSES = 128;
+
 /**
  * A byte that grows with a chunk's length: the length itself up to 127, then 16 steps per doubling
  * (up to about 31,000 words; longer chunks share 255). A bound on length is a bound on class.
  */
 export function lengthClass(length: number): number {
-  if (length < 128) return Math.max(0, length);
+  if (length < EXACT_CLASSES) return Math.max(0, length);
   return Math.min(255, 128 + Math.floor((Math.log2(length) - 7) * 16));
 }
 

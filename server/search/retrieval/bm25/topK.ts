@@ -6,7 +6,7 @@
 // still reach the floor. Once one list is left to walk, its postings whose frequency and length
 // class (postingList.ts) cannot reach the floor are passed over without reading the chunk.
 import { type Bm25Parameters, MAX_LENGTH, longestReaching } from './bounds.js';
-import { type PostingList, TRACKED_TF, lengthClass } from './postingList.js';
+import { EXACT_CLASSES, type PostingList, TRACKED_TF, lengthClass } from './postingList.js';
 
 /** A chunk by ordinal, and its score. */
 export interface Ranked {
@@ -108,10 +108,11 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     setHighestClasses();
     for (; e.at < size; e.at++) {
       const tf = tfs[e.at];
-      if (tf <= TRACKED_TF && classes[e.at] > highestClass[tf]) continue;
+      const chunkClass = classes[e.at];
+      if (tf <= TRACKED_TF && chunkClass > highestClass[tf]) continue;
       const d = ordinals[e.at];
       if (skipped[d] !== 0) continue;
-      const norm = k1 * (1 - b + (b * lengths[d]) / averageLength);
+      const norm = k1 * (1 - b + (b * (chunkClass < EXACT_CLASSES ? chunkClass : lengths[d])) / averageLength);
       const part = (e.weight * tf * (k1 + 1)) / (tf + norm);
       if (!reaches(part + rest)) continue;
       parts[e.term] = part;
