@@ -106,17 +106,27 @@ export async function runContractFuzz(schemathesis: string, target: FuzzTarget, 
 
 type Json = Record<string, any>;
 
+function parsedOrNull(text: string): Json | null {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
 function readReports(dir: string): Pick<FuzzResult, 'requests' | 'operations' | 'testCases' | 'failures' | 'errors' | 'warnings'> {
   const files = fs.readdirSync(dir);
   const jsonFile = files.find((f) => f.startsWith('json-'));
   const ndjsonFile = files.find((f) => f.startsWith('ndjson-'));
-  const report: Json = jsonFile ? JSON.parse(fs.readFileSync(path.join(dir, jsonFile), 'utf8')) : {};
+  // A run stopped at its time limit may leave the report cut short: then the timeout is what is told.
+  const report: Json = jsonFile ? (parsedOrNull(fs.readFileSync(path.join(dir, jsonFile), 'utf8')) ?? {}) : {};
   let requests = 0;
   const failures: FuzzFailure[] = [];
   const errors: string[] = [];
   const lines = ndjsonFile ? fs.readFileSync(path.join(dir, ndjsonFile), 'utf8').split('\n').filter(Boolean) : [];
   for (const line of lines) {
-    const event: Json = JSON.parse(line);
+    const event = parsedOrNull(line);
+    if (!event) continue;
     const finished = event.ScenarioFinished;
     if (event.NonFatalError)
       errors.push(`${event.NonFatalError.label ?? ''}: ${event.NonFatalError.info?.message ?? JSON.stringify(event.NonFatalError).slice(0, 500)}`);
