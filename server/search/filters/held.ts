@@ -113,8 +113,10 @@ export class HeldPassing {
    */
   skipped(): Uint8Array {
     if (!this.mask || this.maskChanges !== this.index.changes) {
-      this.mask = new Uint8Array(this.index.capacity).fill(1);
-      for (const d of this.ordinals()) if (!this.index.isDead(d)) this.mask[d] = 0;
+      const mask = new Uint8Array(this.index.capacity).fill(1);
+      const ordinals = this.ordinals();
+      for (let i = 0; i < ordinals.length; i++) if (!this.index.isDead(ordinals[i])) mask[ordinals[i]] = 0;
+      this.mask = mask;
       this.maskChanges = this.index.changes;
     }
     return this.mask;
@@ -151,7 +153,7 @@ export function heldPassing(index: TagIndex, filter: TagFilter): HeldPassing {
   const positive = [...filter.must.map(matching), ...(filter.should.length > 0 ? [union(filter.should.map(matching))] : [])];
   const excluded = union(filter.mustNot.map(matching));
   if (positive.length === 0) return new HeldPassing(index, null, excluded);
-  const passing = difference(intersection(positive), excluded).filter((d) => !index.isDead(d));
+  const passing = kept(difference(intersection(positive), excluded), (d) => !index.isDead(d));
   return new HeldPassing(index, passing, excluded);
 }
 
@@ -176,7 +178,7 @@ function intersection(lists: Int32Array[]): Int32Array {
   if (lists.length === 1) return lists[0];
   const [shortest, ...others] = [...lists].sort((a, b) => a.length - b.length);
   const at = others.map(() => 0);
-  return shortest.filter((d) =>
+  return kept(shortest, (d) =>
     others.every((list, i) => {
       at[i] = seekOrdinal(list, list.length, at[i], d);
       return at[i] < list.length && list[at[i]] === d;
@@ -188,8 +190,19 @@ function intersection(lists: Int32Array[]): Int32Array {
 function difference(list: Int32Array, minus: Int32Array): Int32Array {
   if (minus.length === 0) return list;
   let at = 0;
-  return list.filter((d) => {
+  return kept(list, (d) => {
     at = seekOrdinal(minus, minus.length, at, d);
     return !(at < minus.length && minus[at] === d);
   });
+}
+
+/**
+ * The ordinals of `list` that `keep` keeps, in order. A plain loop: Int32Array's own filter takes
+ * several times as long, milliseconds for a tag of a hundred thousand chunks.
+ */
+function kept(list: Int32Array, keep: (ordinal: number) => boolean): Int32Array {
+  const out = new Int32Array(list.length);
+  let size = 0;
+  for (let i = 0; i < list.length; i++) if (keep(list[i])) out[size++] = list[i];
+  return out.subarray(0, size);
 }
