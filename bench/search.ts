@@ -804,7 +804,14 @@ function rawBm25(index: DatasetIndex, prepared: Map<string, Bm25Query | null>): 
 }
 
 /** The live chunks of the index's list of the tag, ascending. */
-const liveTagged = (index: DatasetIndex, tag: string) => index.tagged(tag).filter((d) => !index.isDead(d));
+function liveTagged(index: DatasetIndex, tag: string): Int32Array {
+  const tagged = index.tagged(tag);
+  const live = new Int32Array(tagged.length);
+  let size = 0;
+  // A plain loop: Int32Array's own filter takes milliseconds at a hundred thousand chunks.
+  for (let i = 0; i < tagged.length; i++) if (!index.isDead(tagged[i])) live[size++] = tagged[i];
+  return live.subarray(0, size);
+}
 
 /**
  * A tag filter's semantic top `n` from the engines directly, the tag's chunks from the index's list
