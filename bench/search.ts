@@ -31,6 +31,7 @@ import { type Bm25Query, prepareBm25 } from '../server/search/retrieval/bm25/ind
 import type { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
 import type { Ranked } from '../server/search/retrieval/bm25/topK.js';
 import { selectiveLimit } from '../server/search/filters/passing.js';
+import { kept } from '../server/search/filters/held.js';
 import { hybridWindow, reciprocalRankFusion } from '../server/search/retrieval/hybrid.js';
 import { retrieve } from '../server/search/retrieval/index.js';
 import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
@@ -804,14 +805,7 @@ function rawBm25(index: DatasetIndex, prepared: Map<string, Bm25Query | null>): 
 }
 
 /** The live chunks of the index's list of the tag, ascending. */
-function liveTagged(index: DatasetIndex, tag: string): Int32Array {
-  const tagged = index.tagged(tag);
-  const live = new Int32Array(tagged.length);
-  let size = 0;
-  // A plain loop: Int32Array's own filter takes milliseconds at a hundred thousand chunks.
-  for (let i = 0; i < tagged.length; i++) if (!index.isDead(tagged[i])) live[size++] = tagged[i];
-  return live.subarray(0, size);
-}
+const liveTagged = (index: DatasetIndex, tag: string) => kept(index.tagged(tag), (d) => !index.isDead(d));
 
 /**
  * A tag filter's semantic top `n` from the engines directly, the tag's chunks from the index's list
