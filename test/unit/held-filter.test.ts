@@ -71,6 +71,7 @@ describe('tag filters held in memory', () => {
       const expected = [...tags].filter(([, chunkTags]) => passes(chunkTags, f)).map(([chunkId]) => chunkId);
       expect(held.ids(Number.POSITIVE_INFINITY).sort(), JSON.stringify(f)).toEqual(expected.sort());
       expect(held.count).toBe(expected.length);
+      expect(held.ordinalsIn(index)).toEqual(held.ordinals());
       // Checking given ids: a removed chunk's id and an unknown one never pass.
       const asked = [...new Set([id(0), id(5), id(7), id(1), id(99_999), ...expected.slice(0, 3)])];
       expect([...held.among(asked)].sort()).toEqual(asked.filter((a) => expected.includes(a)).sort());
@@ -91,7 +92,11 @@ describe('tag filters held in memory', () => {
     const removed = passing[0];
     const removedOrdinal = index.ordinalOfId(removed)!;
     expect(held.passes(removedOrdinal)).toBe(true);
+    expect(held.ordinalsIn(index)).not.toBeNull();
+    expect(held.ordinalsIn(new DatasetIndex())).toBeNull();
     index.remove(removed);
+    // Its ordinals are no longer those of the index as it is.
+    expect(held.ordinalsIn(index)).toBeNull();
     index.add({ id: id(50_000), length: 5, terms: ['w'], tfs: [1], tags: ['a'] });
     expect(held.passes(removedOrdinal)).toBe(false);
     expect(held.skipped()[removedOrdinal]).toBe(1);

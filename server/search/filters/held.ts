@@ -74,6 +74,8 @@ export class HeldPassing {
   private sorted: Int32Array | null;
   private mask: Uint8Array | null = null;
   private maskChanges = -1;
+  /** The index's changes when the filter was evaluated over it. */
+  private readonly evaluatedAt: number;
 
   constructor(
     private readonly index: TagIndex,
@@ -83,6 +85,7 @@ export class HeldPassing {
     private readonly excluded: Int32Array,
   ) {
     this.sorted = passing;
+    this.evaluatedAt = index.changes;
   }
 
   /** How many live chunks pass. */
@@ -129,6 +132,11 @@ export class HeldPassing {
     const ids = new Array<string>(n);
     for (let i = 0; i < n; i++) ids[i] = this.index.idOf(ordinals[i]);
     return ids;
+  }
+
+  /** The passing ordinals (ascending) when they are of `index` as it is now; null when the filter was evaluated over another, or before a change. */
+  ordinalsIn(index: TagIndex): Int32Array | null {
+    return index === this.index && index.changes === this.evaluatedAt ? this.ordinals() : null;
   }
 
   /** Those of `ids` that pass (an id the index does not hold, written after it caught up, does not). */

@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
 import { applyChunkFilter, hasConditions } from '../filters.js';
 import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { RetrievalRequest } from '../types.js';
-import type { HeldPassing } from './held.js';
+import type { HeldPassing, TagIndex } from './held.js';
 
 /** A filter passing at most max(least, share × the dataset's chunks) chunks is selective (tests lower both). */
 export const selective = { least: 2000, share: 0.02 };
@@ -102,6 +102,11 @@ export async function passingIds(db: Knex, request: RetrievalRequest, limit: num
   if (!reads.passing || reads.passing.limit < limit) reads.passing = { limit, ids: read(limit) };
   const ids = await reads.passing.ids;
   return ids.length > limit ? ids.slice(0, limit) : ids;
+}
+
+/** The passing chunks' ordinals in `index` (ascending), when the filter was answered from `index` as it is now; else null. */
+export async function heldOrdinals(request: RetrievalRequest, index: TagIndex): Promise<Int32Array | null> {
+  return (await sharedReads(request)?.held)?.ordinalsIn(index) ?? null;
 }
 
 /**

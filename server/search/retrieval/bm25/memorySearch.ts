@@ -7,7 +7,7 @@
 // so that it usually holds k of them.
 import type { Knex } from 'knex';
 import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
-import { estimateFilter, passingAmong, passingIds, selectiveLimit } from '../../filters/passing.js';
+import { estimateFilter, heldOrdinals, passingAmong, passingIds, selectiveLimit } from '../../filters/passing.js';
 import type { Hit, RetrievalRequest } from '../../types.js';
 import type { Bm25Query } from './index.js';
 import type { DatasetIndex, Matches } from './memory.js';
@@ -98,6 +98,9 @@ async function checked(check: Check, ranked: Hit[], from: number, depth: number,
 
 /** The index's ordinals (ascending) of the chunks passing the filter, when at most `most` do; else null. */
 async function passingOrdinals(db: Knex, request: RetrievalRequest, index: DatasetIndex, most: number): Promise<Int32Array | null> {
+  // A tag filter answered from this index: its ordinals, without a look-up of each id.
+  const held = await heldOrdinals(request, index);
+  if (held) return held.length > most ? null : held;
   const ids = await passingIds(db, request, most + 1);
   if (ids.length > most) return null;
   // A chunk written since the index caught up is not in it yet, as it is not in its matches.
