@@ -14,6 +14,7 @@ import { writeVectors } from '../../server/store/vectors.js';
 import { testEnvironment } from '../support/env.js';
 import { prng } from '../support/prng.js';
 import { serviceOn, type TestService } from '../support/service.js';
+import { packIds } from '../../server/search/chunkIdWords.js';
 
 const DIMENSION = 16;
 const CHUNKS = 1200;
@@ -206,6 +207,10 @@ describe('BM25 postings held in memory, across a restart', () => {
       expect(existsSync(kept)).toBe(false);
       for (const query of QUERIES) expect(await expectAsInSql(service, dataset, query)).not.toContain(removed);
       expect(await expectAsInSql(service, dataset, 'zephyr')).toHaveLength(1);
+      // The ids' words (what a filter hands the vectors' worker) read back with the ids.
+      const index = (await service.services.bm25.current(dataset.id))!;
+      const all = Int32Array.from({ length: index.capacity }, (_, d) => d);
+      expect(index.idWordsOf(all, all.length)).toEqual(packIds(Array.from(all, (d) => index.idOf(d))));
     } finally {
       await service.stop();
     }

@@ -3,6 +3,7 @@
 // corpus with untagged, removed and re-written chunks. And which filters are left to SQL.
 import { describe, expect, it } from 'vitest';
 import type * as T from '../../sdk/src/generated/types.gen.js';
+import { packIds } from '../../server/search/chunkIdWords.js';
 import { heldPassing, tagFilterOf } from '../../server/search/filters/held.js';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
 import { prng } from '../support/prng.js';
@@ -71,6 +72,9 @@ describe('tag filters held in memory', () => {
       const expected = [...tags].filter(([, chunkTags]) => passes(chunkTags, f)).map(([chunkId]) => chunkId);
       expect(held.ids(Number.POSITIVE_INFINITY).sort(), JSON.stringify(f)).toEqual(expected.sort());
       expect(held.count).toBe(expected.length);
+      // The same chunks, in the same order, as words for the vectors' worker (and cut at a limit).
+      expect(held.idWords(Number.POSITIVE_INFINITY)).toEqual(packIds(held.ids(Number.POSITIVE_INFINITY)));
+      expect(held.idWords(3)).toEqual(packIds(held.ids(3)));
       expect(held.ordinalsIn(index)).toEqual(held.ordinals());
       // Checking given ids: a removed chunk's id and an unknown one never pass.
       const asked = [...new Set([id(0), id(5), id(7), id(1), id(99_999), ...expected.slice(0, 3)])];

@@ -1,8 +1,9 @@
 // The held vectors' id-to-slot table: every look-up agrees with a Map through growth, deletions
-// (whose backward shifts must keep every later probe reaching its entry) and packed look-ups.
+// (whose backward shifts must keep every later probe reaching its entry) and look-ups by words.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ID_LENGTH, SlotTable } from '../../server/search/retrieval/vectors/slots.js';
+import { ID_WORDS, packIds, writeIdWords } from '../../server/search/chunkIdWords.js';
+import { SlotTable } from '../../server/search/retrieval/vectors/slots.js';
 
 /** Ids that share all but their last digits: a weak hash would pile them into one run of entries. */
 const sequential = (n: number) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`);
@@ -38,17 +39,26 @@ describe('SlotTable', () => {
     });
   }
 
-  it('reads ids packed one after another, in either case, and answers -1 for the rest', () => {
+  it('looks up ids packed as words, in either case, and answers -1 for the rest', () => {
     const ids = Array.from({ length: 50 }, () => randomUUID());
     const table = new SlotTable();
     for (const [slot, id] of ids.entries()) table.set(id, slot);
-    const packed = [ids[7], ids[3].toUpperCase(), randomUUID(), 'zzzzzzzz-0000-4000-8000-000000000000'].join('');
+    const words = packIds([ids[7], ids[3].toUpperCase(), randomUUID(), ids[49]]);
     const found = [];
-    for (let at = 0; at < packed.length; at += ID_LENGTH) found.push(table.get(packed, at));
-    expect(found).toEqual([7, 3, -1, -1]);
+    for (let at = 0; at < words.length; at += ID_WORDS) found.push(table.slotAt(words, at));
+    expect(found).toEqual([7, 3, -1, 49]);
+    expect(table.get('zzzzzzzz-0000-4000-8000-000000000000')).toBe(-1);
   });
 
   it('refuses to hold what is not a UUID', () => {
     expect(() => new SlotTable().set('not-a-uuid', 1)).toThrow(/not a chunk id/);
+    expect(() => packIds(['0000000000000000000000000000000000ab'])).toThrow(/not a chunk id/);
+  });
+
+  it('keeps every bit of an id in its words', () => {
+    const words = new Int32Array(ID_WORDS);
+    expect(writeIdWords('ffffffff-8000-0001-7fff-fffe00000001', words, 0)).toBe(true);
+    expect(Array.from(words)).toEqual([-1, 0x80000001 | 0, 0x7ffffffe, 1]);
+    expect(writeIdWords('ffffffff-8000-0001-7fff-fffe0000000g', words, 0)).toBe(false);
   });
 });

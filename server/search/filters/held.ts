@@ -21,6 +21,8 @@ export interface TagIndex {
   readonly changes: number;
   isDead(ordinal: number): boolean;
   idOf(ordinal: number): string;
+  /** The ids of the first `n` of `ordinals`, as words one after another (chunkIdWords.js). */
+  idWordsOf(ordinals: Int32Array, n: number): Int32Array;
   ordinalOfId(id: string): number | undefined;
 }
 
@@ -132,6 +134,12 @@ export class HeldPassing {
     const ids = new Array<string>(n);
     for (let i = 0; i < n; i++) ids[i] = this.index.idOf(ordinals[i]);
     return ids;
+  }
+
+  /** Up to `limit` of the passing chunks' ids, as words one after another (chunkIdWords.js). */
+  idWords(limit: number): Int32Array {
+    const ordinals = this.ordinals();
+    return this.index.idWordsOf(ordinals, Math.min(limit, ordinals.length));
   }
 
   /** The passing ordinals (ascending) when they are of `index` as it is now; null when the filter was evaluated over another, or before a change. */

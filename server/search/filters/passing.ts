@@ -10,6 +10,7 @@
 // asked of PostgreSQL's planner (its statistics, no rows read), then checked by reading at most one
 // chunk more than the limit, so a wrong estimate costs a bounded read, never a wrong answer.
 import type { Knex } from 'knex';
+import { packIds } from '../chunkIdWords.js';
 import { applyChunkFilter, hasConditions } from '../filters.js';
 import { applyTermConditions, hasTermConditions } from '../query/conditions.js';
 import type { RetrievalRequest } from '../types.js';
@@ -102,6 +103,12 @@ export async function passingIds(db: Knex, request: RetrievalRequest, limit: num
   if (!reads.passing || reads.passing.limit < limit) reads.passing = { limit, ids: read(limit) };
   const ids = await reads.passing.ids;
   return ids.length > limit ? ids.slice(0, limit) : ids;
+}
+
+/** Up to `limit` of the chunks passing the filter, as passingIds, their ids as words one after another (chunkIdWords.js). */
+export async function passingIdWords(db: Knex, request: RetrievalRequest, limit: number): Promise<Int32Array> {
+  const held = await sharedReads(request)?.held;
+  return held ? held.idWords(limit) : packIds(await passingIds(db, request, limit));
 }
 
 /** The passing chunks' ordinals in `index` (ascending), when the filter was answered from `index` as it is now; else null. */

@@ -22,7 +22,8 @@ import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, type DistanceMetric } from '../../store/vectors.js';
-import { estimateFilter, narrowed, passingAmong, passingIds, passingQuery } from '../filters/passing.js';
+import { ID_WORDS } from '../chunkIdWords.js';
+import { estimateFilter, narrowed, passingAmong, passingIdWords, passingQuery } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import type { HeldVectors, Nearest } from './vectors/index.js';
 
@@ -270,8 +271,8 @@ async function nearestFiltered(
   if (filter.selective) {
     if (!held) return nearestAmong(services, query, request, n, filter.limit);
     // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
-    const ids = await passingIds(db, request, filter.limit + 1);
-    if (ids.length <= filter.limit) return heldHits(request, held.nearestAmong(query.values, n, ids));
+    const ids = await passingIdWords(db, request, filter.limit + 1);
+    if (ids.length / ID_WORDS <= filter.limit) return heldHits(request, held.nearestAmong(query.values, n, ids));
     // The planner was wrong: more than the limit pass.
     share = Math.max(share, filter.limit / total);
   }

@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Bm25Parameters } from './bounds.js';
+import { ID_WORDS, writeIdWords } from '../../chunkIdWords.js';
 import type { TagIndex } from '../../filters/held.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
 import { PostingList, type TypedArray, grown } from './postingList.js';
@@ -43,6 +44,8 @@ export class DatasetIndex implements Mirror, TagIndex {
   /** Bytes the lists keep beside their postings (postingList.ts). */
   private extraBytes = 0;
   private ids: string[] = [];
+  /** Each ordinal's id as words (chunkIdWords.js), for handing a filter's chunks to the vectors' worker. */
+  private idWords = new Int32Array(1024 * ID_WORDS);
   private lengths = new Int32Array(1024);
   private dead = new Uint8Array(1024);
   private deadCount = 0;
@@ -83,6 +86,20 @@ export class DatasetIndex implements Mirror, TagIndex {
     return this.ordinalOf.get(id);
   }
 
+  idWordsOf(ordinals: Int32Array, n: number): Int32Array {
+    const words = new Int32Array(n * ID_WORDS);
+    const all = this.idWords;
+    // Word by word: a subarray a chunk cost more than the copy (at 10,000 chunks, 2.5 ms against 0.5).
+    for (let i = 0, to = 0; i < n; i++, to += ID_WORDS) {
+      const from = ordinals[i] * ID_WORDS;
+      words[to] = all[from];
+      words[to + 1] = all[from + 1];
+      words[to + 2] = all[from + 2];
+      words[to + 3] = all[from + 3];
+    }
+    return words;
+  }
+
   isDead(ordinal: number): boolean {
     return this.dead[ordinal] === 1;
   }
@@ -115,7 +132,9 @@ export class DatasetIndex implements Mirror, TagIndex {
     if (ordinal === this.lengths.length) {
       this.lengths = grown(this.lengths, ordinal * 2);
       this.dead = grown(this.dead, ordinal * 2);
+      this.idWords = grown(this.idWords, ordinal * 2 * ID_WORDS);
     }
+    if (!writeIdWords(chunk.id, this.idWords, ordinal * ID_WORDS)) throw new Error(`not a chunk id: ${chunk.id}`);
     this.ids.push(chunk.id);
     this.lengths[ordinal] = chunk.length;
     this.lengthSum += chunk.length;
@@ -255,6 +274,9 @@ export class DatasetIndex implements Mirror, TagIndex {
     index.ids = layout.ids;
     index.lengths = await read('lengths.i32', Int32Array, slots, slots * 2);
     index.dead = await read('dead.u8', Uint8Array, slots, slots * 2);
+    index.idWords = new Int32Array(Math.max(slots * 2, 2) * ID_WORDS);
+    for (let ordinal = 0; ordinal < slots; ordinal++)
+      if (!writeIdWords(layout.ids[ordinal], index.idWords, ordinal * ID_WORDS)) throw new Error(`${dir} holds an id that is not a UUID`);
     const ordinals = await read('ordinals.i32', Int32Array, postings);
     const tfs = await read('tfs.u16', Uint16Array, postings);
     for (let ordinal = 0; ordinal < slots; ordinal++) {

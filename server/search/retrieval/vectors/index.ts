@@ -19,8 +19,8 @@ import type { Logger } from 'pino';
 import { datasetConfig } from '../../../domain/datasetConfig.js';
 import type { DatasetRow } from '../../../domain/datasets.js';
 import { type DistanceMetric, HELD_METRICS } from '../../../store/vectors.js';
+import { packIds } from '../../chunkIdWords.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
-import { ID_LENGTH } from './slots.js';
 import { storedConfiguration, type VectorPage, vectorsOf, vectorsPage } from './store.js';
 
 /** Vectors read per page while building. */
@@ -73,12 +73,6 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
   return { ids: best.map((b) => b.id), distances: Float64Array.from(best, (b) => b.distance), complete: walked.complete, by: walked.by };
 }
 
-/** Chunk ids one after another, as the worker reads them: one string crosses threads, not one each. */
-function packed(ids: string[]): string {
-  for (const id of ids) if (id.length !== ID_LENGTH) throw new Error(`not a chunk id: ${id}`);
-  return ids.join('');
-}
-
 interface Stats {
   chunks: number;
   slots: number;
@@ -106,7 +100,7 @@ interface VectorWorker {
   restore(handle: number, options: object, dir: string): Stats;
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
-  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: string): Nearest;
+  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array): Nearest;
   stats(handle: number): Stats;
   release(handle: number): void;
 }
@@ -149,7 +143,7 @@ export class HeldVectors implements Mirror {
 
   /** The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance. */
   nearest(query: Float32Array, k: number, also: string[]): Promise<Nearest> {
-    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packed(also));
+    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packIds(also));
   }
 
   /**
@@ -165,12 +159,12 @@ export class HeldVectors implements Mirror {
     const found = await walking;
     const brought = new Set(found.ids);
     const extra = named.filter((id) => !brought.has(id));
-    return extra.length === 0 ? found : nearestOf(found, await this.nearestAmong(query, k, extra), k);
+    return extra.length === 0 ? found : nearestOf(found, await this.nearestAmong(query, k, packIds(extra)), k);
   }
 
-  /** The `k` nearest of the chunks `among`, by exact distance (no graph). */
-  nearestAmong(query: Float32Array, k: number, among: string[]): Promise<Nearest> {
-    return this.worker.nearest(this.handle, query, k, 0, packed(among));
+  /** The `k` nearest of the chunks `among` (their ids' words, chunkIdWords.js), by exact distance (no graph). */
+  nearestAmong(query: Float32Array, k: number, among: Int32Array): Promise<Nearest> {
+    return this.worker.nearest(this.handle, query, k, 0, among);
   }
 
   /** Writes the vectors and their graph into `dir`. */

@@ -15,7 +15,8 @@ import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import usearch from 'usearch';
-import { ID_LENGTH, SlotTable } from './slots.js';
+import { ID_WORDS } from '../../chunkIdWords.js';
+import { SlotTable } from './slots.js';
 
 /** Vectors per block of storage (blocks keep any one allocation small at millions of vectors). */
 const BLOCK = 65_536;
@@ -186,7 +187,7 @@ class DatasetVectors {
 
   /**
    * The `k` nearest chunks among the `candidates` nearest found by the graph or the scan (none:
-   * neither) and the chunks `also` (their ids one after another in one string), by exact distance
+   * neither) and the chunks `also` (their ids' words, chunkIdWords.js), by exact distance
    * (nearest first, ties by id); whether all that was asked for was found, and how. A scan's answer
    * comes a turn later (scanSoon).
    */
@@ -196,11 +197,11 @@ class DatasetVectors {
     if (wanted > 0) this.remember(query);
     const by = this.by;
     const answer = (found) => {
-      const slots = new Int32Array(found.length + also.length / ID_LENGTH);
+      const slots = new Int32Array(found.length + also.length / ID_WORDS);
       let n = 0;
       for (const slot of found) slots[n++] = slot;
-      for (let at = 0; at < also.length; at += ID_LENGTH) {
-        const slot = this.slotOf.get(also, at);
+      for (let at = 0; at < also.length; at += ID_WORDS) {
+        const slot = this.slotOf.slotAt(also, at);
         if (slot >= 0) slots[n++] = slot;
       }
       const { ids, distances } = this.ranked(query, k, slots.subarray(0, n));
