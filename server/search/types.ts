@@ -27,8 +27,8 @@ export interface RetrievalRequest {
   conditions?: TermConditions;
   /** Query terms weighing more in keyword scoring (scoring_options.fulltext_boost): see search/query/boost.ts. */
   termBoost?: TermBoost;
-  /** The dataset's version (retrieval/changes.ts) as this search has read it: indexes held in memory that reached it need no catch-up. */
-  seenVersion?: number;
+  /** The dataset's version (retrieval/changes.ts) as this search reads it: indexes held in memory that reached it need no catch-up. */
+  seenVersion?: Promise<number | undefined>;
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
   /**

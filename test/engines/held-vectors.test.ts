@@ -10,7 +10,7 @@ import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
-import { CALIBRATION } from '../../server/search/retrieval/vectors/index.js';
+import { CALIBRATION, HeldVectors } from '../../server/search/retrieval/vectors/index.js';
 import { nearest, scoreSql, semanticQuery } from '../../server/search/retrieval/semantic.js';
 import { up as dropHeldVectorIndexes } from '../../server/store/migrations/020_held_vector_indexes.js';
 import { type DistanceMetric, distanceOperators, ensureVectorIndex, vectorIndexName, vectorLiteral, writeVectors } from '../../server/store/vectors.js';
@@ -465,5 +465,37 @@ describe('kept current', () => {
     const tagged = await traced({ must: [{ field: 'tag_set', match_any: ['few'] }] });
     expect(tagged.statements.filter((sql) => sql.includes('"tag_set"'))).toEqual([]);
     expect(tagged.hits.map((h) => h.id).sort()).toEqual(passing);
+  });
+
+  it("starts a selective tag filter's list on settled indexes before their check, and keeps it only when no write came in between", async () => {
+    const own = await service.newDataset(orgId, 'settled filter', { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
+    const ids = await insertChunks(own, vectors(300, random));
+    await service.services.bm25.ready(own.id);
+    await service.services.vectors.ready(own.id);
+    // A second with no change applied: both indexes are settled.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const few: T.ChunkFilter = { must: [{ field: 'tag_set', match_any: ['few'] }] };
+    const search = async (type: 'semantic' | 'hybrid') =>
+      (await retrieve(service.services, type, { dataset: own, query: 'unmatched', vector: target, limit: 10, offset: 0, filter: few })).hits;
+    const among = vi.spyOn(HeldVectors.prototype, 'nearestAmong');
+    try {
+      // Nothing written: the passing chunks are measured once, before the version is known, and kept.
+      for (const type of ['semantic', 'hybrid'] as const) {
+        among.mockClear();
+        const hits = await search(type);
+        expect(among).toHaveBeenCalledTimes(1);
+        expect(hits.map((h) => h.id).sort()).toEqual(ids.filter((_, i) => i % 100 === 0).sort());
+      }
+      // A write the indexes have not caught up with: the early answer is made again once they have.
+      for (const type of ['semantic', 'hybrid'] as const) {
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        const [added] = await insertChunks(own, [target]);
+        among.mockClear();
+        expect((await search(type))[0].id).toBe(added);
+        expect(among).toHaveBeenCalledTimes(2);
+      }
+    } finally {
+      among.mockRestore();
+    }
   });
 });

@@ -54,11 +54,13 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // semantic list has handed its graph walk to the vectors' worker, and the two run at once.
   const keywords = prepared ? prepared.then(() => nextTurn()).then(() => bm25Top(services, each, window, prepared)) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
-  // vector is not the query text's own.
+  // vector is not the query text's own. The semantic list starts without waiting for the
+  // statistics: on settled indexes it is made while they are read.
+  const seenVersion = prepared?.then((bm25) => bm25.version);
+  // Awaited by the held vectors, when they are asked; not left unhandled should the statement fail.
+  seenVersion?.catch(() => undefined);
   const [semantic, fulltext] = await Promise.all([
-    Promise.all([semanticQuery(services, each), prepared]).then(([query, bm25]) =>
-      nearest(services, query, { ...each, seenVersion: bm25?.version }, window, request.vector ? Promise.resolve([]) : keywords),
-    ),
+    semanticQuery(services, each).then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
     keywords,
   ]);
   const hits = reciprocalRankFusion([

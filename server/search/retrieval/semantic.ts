@@ -23,7 +23,8 @@ import { badRequest } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { distanceOperators, EF_SEARCH_STEP, hnswSettings, MAX_EF_SEARCH, type DistanceMetric } from '../../store/vectors.js';
 import { ID_WORDS } from '../chunkIdWords.js';
-import { estimateFilter, narrowed, passingAmong, passingIdWords, passingQuery } from '../filters/passing.js';
+import { heldPassing, tagFilterOf } from '../filters/held.js';
+import { estimateFilter, narrowed, passingAmong, passingIdWords, passingQuery, selectiveLimit } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import type { HeldVectors, Nearest } from './vectors/index.js';
 
@@ -212,7 +213,7 @@ async function nearestExactly(services: Services, query: SemanticQuery, request:
 /** The dataset's vectors held in memory, current, when they are (else pgvector answers). */
 async function heldVectors(services: Services, request: RetrievalRequest): Promise<HeldVectors | null> {
   const config = datasetConfig(request.dataset);
-  return services.vectors.held(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC, request.seenVersion);
+  return services.vectors.held(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC, await request.seenVersion);
 }
 
 /** The held vectors' answer as hits, the threshold applied; null when it is not whole (released meanwhile, graph short). */
@@ -261,6 +262,7 @@ async function nearestFiltered(
 ): Promise<Hit[] | null> {
   if (n <= 0 || !narrowed(request)) return null;
   const db = services.store.db;
+  const early = settledAmong(services, query, request, n);
   const holding = heldVectors(services, request);
   // Held vectors know how many chunks they hold; else the dataset's count is read.
   const chunks = holding.then((held) => held?.chunks ?? datasetChunkCount(db, request.dataset.id));
@@ -270,6 +272,8 @@ async function nearestFiltered(
   let share = filter.expected / total;
   if (filter.selective) {
     if (!held) return nearestAmong(services, query, request, n, filter.limit);
+    // Made on these very vectors, at the version they are current at: what follows would make it again.
+    if (early && held === early.held && held.version === early.version) return early.answer;
     // The passing chunks' ids, then their held vectors' distances: no vector read from the table.
     const ids = await passingIdWords(db, request, filter.limit + 1);
     if (ids.length / ID_WORDS <= filter.limit) return heldHits(request, held.nearestAmong(query.values, n, ids));
@@ -286,6 +290,32 @@ async function nearestFiltered(
     share,
     (await keywords).map((h) => h.id),
   );
+}
+
+/**
+ * A selective tag filter's nearest chunks from indexes no change has reached for a while (mirrors.ts,
+ * settled): the filter answered from BM25's tag lists and every passing chunk measured in the held
+ * vectors, both of one version, started before the search has checked that version. The caller
+ * keeps the answer when the vectors it checks are these at that version; as BM25's tag lists were
+ * at it too, the filter passed the chunks it passes in the database. Null when the indexes are not
+ * settled, not of one version, or the filter is not such.
+ */
+function settledAmong(
+  services: Services,
+  query: SemanticQuery,
+  request: RetrievalRequest,
+  n: number,
+): { held: HeldVectors; version: number; answer: Promise<Hit[] | null> } | null {
+  const tags = tagFilterOf(request.filter, request.conditions);
+  const config = datasetConfig(request.dataset);
+  // A filter of must_not alone passes most chunks: not worth listing them to find out.
+  if (!tags || tags.must.length + tags.should.length === 0 || !config.BM25_ENABLED) return null;
+  const index = services.bm25.settled(request.dataset.id);
+  const held = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  if (!index || !held || index.version !== held.version) return null;
+  const passing = heldPassing(index, tags);
+  if (passing.count > selectiveLimit(held.chunks)) return null;
+  return { held, version: held.version, answer: heldHits(request, held.nearestAmong(query.values, n, passing.idWords(passing.count))) };
 }
 
 /** Each next round of a broad filter's check reads this many times as many candidates. */
