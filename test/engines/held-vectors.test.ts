@@ -475,8 +475,8 @@ describe('kept current', () => {
     // A second with no change applied: both indexes are settled.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const few: T.ChunkFilter = { must: [{ field: 'tag_set', match_any: ['few'] }] };
-    const search = async (type: 'semantic' | 'hybrid') =>
-      (await retrieve(service.services, type, { dataset: own, query: 'unmatched', vector: target, limit: 10, offset: 0, filter: few })).hits;
+    const search = async (type: 'semantic' | 'hybrid', vector: number[] = target) =>
+      (await retrieve(service.services, type, { dataset: own, query: 'unmatched', vector, limit: 10, offset: 0, filter: few })).hits;
     const among = vi.spyOn(HeldVectors.prototype, 'nearestAmong');
     try {
       // Nothing written: the passing chunks are measured once, before the version is known, and kept.
@@ -487,11 +487,13 @@ describe('kept current', () => {
         expect(hits.map((h) => h.id).sort()).toEqual(ids.filter((_, i) => i % 100 === 0).sort());
       }
       // A write the indexes have not caught up with: the early answer is made again once they have.
-      for (const type of ['semantic', 'hybrid'] as const) {
+      // Each write a direction of its own, so that the chunk written is the one nearest to it.
+      for (const [k, type] of (['semantic', 'hybrid'] as const).entries()) {
         await new Promise((resolve) => setTimeout(resolve, 1100));
-        const [added] = await insertChunks(own, [target]);
+        const direction = target.map((x, i) => (i === k ? -x : x));
+        const [added] = await insertChunks(own, [direction]);
         among.mockClear();
-        expect((await search(type))[0].id).toBe(added);
+        expect((await search(type, direction))[0].id).toBe(added);
         expect(among).toHaveBeenCalledTimes(2);
       }
     } finally {
