@@ -10,7 +10,7 @@ import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
-import { CALIBRATION, HeldVectors } from '../../server/search/retrieval/vectors/index.js';
+import { CALIBRATION, type FoundBy, HeldVectors, type Nearest } from '../../server/search/retrieval/vectors/index.js';
 import { nearest, scoreSql, semanticQuery } from '../../server/search/retrieval/semantic.js';
 import { up as dropHeldVectorIndexes } from '../../server/store/migrations/020_held_vector_indexes.js';
 import { type DistanceMetric, distanceOperators, ensureVectorIndex, vectorIndexName, vectorLiteral, writeVectors } from '../../server/store/vectors.js';
@@ -106,10 +106,10 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
   const scanBytes = CALIBRATION.scanBytes;
 
   beforeAll(async () => {
-    // The graph's searches, kept from a scan: once 32 searches have run, calibration may switch
-    // these vectors to a scan of their 24-dimension int8 codes, too coarse to order a broad
-    // filter's candidates (0.9475 seen), and when it does depends on timing. The scan is tested
-    // under 'calibration' below.
+    // The graph's searches, kept from a scan: until calibration has found the graph good, and
+    // when it finds it short, searches scan these vectors' 24-dimension int8 codes, too coarse to
+    // order a broad filter's candidates (0.9475 seen), and when calibration ends depends on
+    // timing. The scan is tested under 'calibration' below.
     CALIBRATION.scanBytes = 0;
     dataset = await service.newDataset(orgId, `held ${metric}`, { DISTANCE_METRIC: metric, EMBEDDING_SIZE: DIMENSION });
     stored = vectors(CHUNKS, random);
@@ -271,44 +271,70 @@ describe('calibration', () => {
     const stored = vectors(CHUNKS, random);
     const ids = await insertChunks(dataset, stored);
     const held = (await service.services.vectors.ready(dataset.id))!;
-    expect(await held.calibration()).toEqual({ by: 'graph', recall: null });
-    for (const query of vectors(CALIBRATION.queries, random)) await semantic(dataset, query);
-    await vi.waitFor(async () => expect((await held.calibration()).recall).not.toBeNull());
+    // Not calibrated yet: its searches scan every code, when they may read that much.
+    expect(await held.graphRecall()).toBeNull();
+    const uncalibrated = await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, []);
+    expect(uncalibrated.by).toBe(CHUNKS * DIMENSION <= CALIBRATION.scanBytes ? 'scan' : 'graph');
+    for (const query of vectors(CALIBRATION.queries - 1, random)) await semantic(dataset, query);
+    await vi.waitFor(async () => expect(await held.graphRecall()).not.toBeNull());
     return { dataset, stored, ids, held };
   }
 
-  it('keeps the graph when it finds the true neighbours', async () => {
-    const { held } = await calibrated('calibrated graph', {});
-    const { by, recall } = await held.calibration();
-    expect(recall).toBeGreaterThanOrEqual(0.95);
-    expect(by).toBe('graph');
-  });
+  /** `count` queries with only `nonzero` of their components set (as the built-in embedder's short queries have few). */
+  function sparse(count: number, nonzero: number): number[][] {
+    return vectors(count, random).map((v) => {
+      const kept = new Set(Array.from({ length: nonzero }, () => Math.floor(random() * DIMENSION)));
+      return v.map((x, i) => (kept.has(i) ? x : 0));
+    });
+  }
 
-  it('scans every vector when the graph falls short of the target, with exact answers that follow deletes', async () => {
-    // No graph reaches a recall above 1: the scan is chosen.
-    const { dataset, stored, ids, held } = await calibrated('calibrated scan', { target: 1.01 });
-    expect((await held.calibration()).by).toBe('scan');
-    const queries = vectors(QUERIES, random);
-    // Asked all at once: scans asked for together are made in one pass, each query its own answer.
-    const answers = await Promise.all(queries.map((query, i) => held.nearest(Float32Array.from(query), 5 + (i % 10), [])));
+  /** Whether each answer is the exact nearest `5 + i % 10` of the stored vectors, with their distances, and found by `by`. */
+  function expectExact(answers: Nearest[], queries: number[][], stored: number[][], ids: string[], by: FoundBy) {
     queries.forEach((query, i) => {
       const exact = stored
         .map((v, j) => ({ id: ids[j], distance: distanceOf.cosine(query, v) }))
         .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
         .slice(0, 5 + (i % 10));
-      expect(answers[i].by).toBe('scan');
+      expect(answers[i].by).toBe(by);
       expect(answers[i].ids).toEqual(exact.map((e) => e.id));
-      expect(Array.from(answers[i].distances, (d) => d.toFixed(5))).toEqual(exact.map((e) => e.distance.toFixed(5)));
+      answers[i].distances.forEach((d, j) => {
+        expect(d).toBeCloseTo(exact[j].distance, 5);
+      });
     });
+  }
+
+  const nearestOf = (held: HeldVectors, queries: number[][]) =>
+    Promise.all(queries.map((query, i) => held.nearest(Float32Array.from(query), 5 + (i % 10), [])));
+
+  it('keeps the graph when it finds the true neighbours', async () => {
+    const { held } = await calibrated('calibrated graph', {});
+    expect(await held.graphRecall()).toBeGreaterThanOrEqual(0.95);
+    expect((await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, [])).by).toBe('graph');
+  });
+
+  it('scans every vector when the graph falls short of the target, with exact answers that follow deletes', async () => {
+    // No graph reaches a recall above 1: the scan is chosen.
+    const { dataset, stored, ids, held } = await calibrated('calibrated scan', { target: 1.01 });
+    const queries = vectors(QUERIES, random);
+    // Asked all at once: scans asked for together are made in one pass, each query its own answer.
+    expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
     const [query] = vectors(1, random);
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();
     expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
   });
 
-  it('keeps the graph when a scan would read more than it may', async () => {
-    const { held } = await calibrated('calibrated over budget', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1 });
-    expect((await held.calibration()).by).toBe('graph');
+  it('scans only the columns a sparse query sets when every code would be more than it may read', async () => {
+    // Every code is over the budget; a query's 4 columns of 3,000 codes are not.
+    const { dataset, stored, ids, held } = await calibrated('calibrated over budget', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1 });
+    const dense = vectors(QUERIES, random);
+    for (const answer of await nearestOf(held, dense)) expect(answer.by).toBe('graph');
+    const queries = sparse(QUERIES, 4);
+    expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
+    const [query] = queries;
+    const [first] = await semantic(dataset, query);
+    await db()('chunks').where({ id: first.id }).del();
+    expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
   });
 });
 

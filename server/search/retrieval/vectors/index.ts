@@ -1,6 +1,6 @@
 // The datasets' vectors held in memory for nearest-neighbour search, on a worker thread (worker.js):
 // an HNSW graph finds candidates (or, for a set whose graph misses too many neighbours, a scan of
-// every vector's int8 direction: CALIBRATION), and their exact distances rank them. Built and kept
+// the vectors' int8 directions: CALIBRATION), and their exact distances rank them. Built and kept
 // current from the dataset's change log as mirrors.ts describes; until a dataset's vectors are
 // held, and for the searches they do not serve (filters, the manhattan metric), pgvector answers
 // (../semantic.ts).
@@ -39,10 +39,12 @@ const MIN_CANDIDATES = 100;
 
 /**
  * When a cosine set's searches scan its int8 codes instead of walking the graph (worker.js,
- * calibrate): its graph finds fewer than `target` of the true top 10 on the set's last `queries`
- * searches, and a scan reads at most `scanBytes` (64 MiB: about 170,000 vectors of 384 dimensions,
- * some 5 ms here; beyond, the graph stays, its recall short). Calibrated again once the set grew or
- * shrank by `regrowth` since. Mutable for tests.
+ * scanFor): until its graph has been found to reach `target` of the true top 10 on the set's last
+ * `queries` searches, when the scan reads at most `scanBytes`. That is 64 MiB, some 8-10 ms here:
+ * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
+ * components only (a scan by column) of up to 1,900,000 vectors for a query with 35, as the
+ * built-in embedder's 2-4 word queries have. Beyond, the graph is walked, its recall short.
+ * Calibrated again once the set grew or shrank by `regrowth` since. Mutable for tests.
  */
 export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20 };
 
@@ -76,8 +78,7 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
 interface Stats {
   chunks: number;
   slots: number;
-  /** How searches find candidates now, and the graph's recall@10 when last calibrated (null: not yet). */
-  by: FoundBy;
+  /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
   recall: number | null;
 }
 
@@ -122,15 +123,14 @@ export class HeldVectors implements Mirror {
     return this.slots === 0 ? 0 : (this.slots - this.chunks) / this.slots;
   }
 
-  /** Bytes: each vector, its quantized copy (and under cosine its code), its links and its id. */
+  /** Bytes: each vector, its quantized copy (and under cosine its codes by row and by column), its links and its id. */
   get size(): number {
-    return this.slots * (this.dimension * (4 + 2) + GRAPH.connectivity * 2 * 4 + 100);
+    return this.slots * (this.dimension * (4 + 3) + GRAPH.connectivity * 2 * 4 + 100);
   }
 
-  /** How its searches find candidates now, and the graph's recall when last calibrated. */
-  async calibration(): Promise<Pick<Stats, 'by' | 'recall'>> {
-    const { by, recall } = await this.worker.stats(this.handle);
-    return { by, recall };
+  /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
+  async graphRecall(): Promise<number | null> {
+    return (await this.worker.stats(this.handle)).recall;
   }
 
   async add(page: VectorPage): Promise<void> {

@@ -4,11 +4,13 @@
 // exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
 // them, so the graph's quantization changes which chunks are found, never their scores.
 //
-// Under cosine, each vector's direction is also kept in int8 ("codes"), and the set checks the
-// graph against a scan of every code on its own recent queries (calibrate): where the walk finds
-// too few of the true neighbours (vectors whose neighbours are barely nearer than the rest, like
-// the built-in hashing embedder's) and a scan is affordable, searches scan the codes instead. Plain
-// JavaScript: a worker is loaded by Node itself, without the TypeScript loader of the service.
+// Under cosine, each vector's direction is also kept in int8 ("codes"), by row and by column
+// (columns.js), and the set checks the graph against a scan of the codes on its own recent queries
+// (calibrate): until it has, and where the walk finds too few of the true neighbours (vectors whose
+// neighbours are barely nearer than the rest, like the built-in hashing embedder's), searches scan
+// the codes when the scan is affordable: by column for a query with few nonzero components, else
+// every code. Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
+// the service.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
@@ -16,6 +18,7 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import usearch from 'usearch';
 import { ID_WORDS } from '../../chunkIdWords.js';
+import { ColumnCodes } from './columns.js';
 import { SlotTable } from './slots.js';
 
 /** Vectors per block of storage (blocks keep any one allocation small at millions of vectors). */
@@ -126,11 +129,12 @@ class DatasetVectors {
     this.blocks = [];
     /** Each slot's sum of squares, in blocks as the vectors. */
     this.squareBlocks = [];
-    /** Cosine only: each slot's direction in int8, in blocks as the vectors (removed: zeros). */
+    /** Cosine only: each slot's direction in int8, in blocks as the vectors (removed: zeros), and by column (null: out of memory). */
     this.codeBlocks = metric === 'cosine' ? [] : null;
+    this.columns = metric === 'cosine' ? columnCodes(dimension) : null;
     this.dead = 0;
-    /** How candidates are found: 'graph' (the walk) or 'scan' (every code), as calibrate decides. */
-    this.by = 'graph';
+    /** Removed slots in each block: a scan of a block's codes asks for as many more, to leave them out. */
+    this.deadIn = [];
     /** The graph's recall@10 against the scan on the last calibration's queries (null: none yet). */
     this.recall = null;
     /** The last queries, for calibration; the slots held when it last ran (-1: never); whether it runs. */
@@ -156,7 +160,7 @@ class DatasetVectors {
       const [block, at] = this.vectorAt(slot);
       block.set(vectors.subarray(i * this.dimension, (i + 1) * this.dimension), at);
       this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK] = squares(block, at, this.dimension);
-      if (this.codeBlocks) encode(block, at, this.dimension, this.codeBlocks[Math.floor(slot / BLOCK)], at);
+      if (this.codeBlocks) this.encodeCodes(slot);
       this.ids.push(ids[i]);
       this.slotOf.set(ids[i], slot);
       keys[i] = BigInt(slot);
@@ -164,9 +168,26 @@ class DatasetVectors {
     if (ids.length > 0) this.graph.add(keys, vectors, this.threads);
   }
 
+  /** Writes the codes of the slot's vector, by row and by column. */
+  encodeCodes(slot) {
+    const [block, at] = this.vectorAt(slot);
+    const codes = this.codeBlocks[Math.floor(slot / BLOCK)];
+    encode(block, at, this.dimension, codes, at);
+    if (!this.columns) return;
+    try {
+      this.columns.write(slot, codes, at);
+    } catch (error) {
+      // The columns' memory cannot grow (it is shared by every set, 4 GiB at most): this set scans by row.
+      if (!(error instanceof RangeError)) throw error;
+      this.columns.release();
+      this.columns = null;
+    }
+  }
+
   newBlock(block = new Float32Array(BLOCK * this.dimension)) {
     this.blocks.push(block);
     this.squareBlocks.push(new Float64Array(BLOCK));
+    this.deadIn.push(0);
     this.codeBlocks?.push(new Int8Array(BLOCK * this.dimension));
   }
 
@@ -180,9 +201,11 @@ class DatasetVectors {
     this.slotOf.delete(id);
     this.ids[slot] = null;
     this.dead++;
+    this.deadIn[Math.floor(slot / BLOCK)]++;
     this.graph.remove(BigInt(slot));
-    // A removed vector's code scores 0 with every query: it rarely takes a scan's place, and never a result.
+    // Zeros: a removed vector's codes add nothing to a scan's sums (scans leave it out).
     if (this.codeBlocks) this.codeBlocks[Math.floor(slot / BLOCK)].fill(0, (slot % BLOCK) * this.dimension, ((slot % BLOCK) + 1) * this.dimension);
+    this.columns?.clear(slot);
   }
 
   /**
@@ -195,7 +218,8 @@ class DatasetVectors {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
-    const by = this.by;
+    const scan = wanted > 0 ? this.scanFor(query) : 'none';
+    const by = scan === 'none' ? 'graph' : 'scan';
     const answer = (found) => {
       const slots = new Int32Array(found.length + also.length / ID_WORDS);
       let n = 0;
@@ -208,8 +232,38 @@ class DatasetVectors {
       return { ids, distances, complete: found.length >= wanted, by };
     };
     if (wanted === 0) return answer([]);
-    if (by === 'graph') return answer(this.walked(query, wanted));
+    if (scan === 'none') return answer(this.walked(query, wanted));
+    if (scan === 'columns') return answer(this.columns.best(this.codesOf(query), wanted, this.ids));
     return this.scanSoon(query, wanted).then(answer);
+  }
+
+  /**
+   * How a search for `query` scans the codes: 'none' (the graph is walked) when the graph found the
+   * target share of the true top 10 at the last calibration, or when a scan would read more bytes
+   * than allowed; else 'columns' for a query with at most half its components nonzero (a scan then
+   * reads the codes of those columns only), or 'rows' (every code).
+   */
+  scanFor(query) {
+    if (!this.codeBlocks || (this.recall !== null && this.recall >= this.calibration.target)) return 'none';
+    const slots = this.ids.length;
+    const { scanBytes } = this.calibration;
+    const nonzero = this.columns ? countNonzero(this.codesOf(query)) : this.dimension;
+    if (2 * nonzero <= this.dimension && nonzero * slots <= scanBytes) return 'columns';
+    return this.dimension * slots <= scanBytes ? 'rows' : 'none';
+  }
+
+  /** The int8 codes of the query's direction. */
+  codesOf(query) {
+    const codes = new Int8Array(this.dimension);
+    encode(query, 0, this.dimension, codes, 0);
+    return codes;
+  }
+
+  /** About the `n` nearest slots to `query` by a scan of its codes, whatever it reads: by column when few components are nonzero. */
+  scannedNow(query, n) {
+    const codes = this.codesOf(query);
+    if (this.columns && 2 * countNonzero(codes) <= this.dimension) return Array.from(this.columns.best(codes, n, this.ids));
+    return this.scanned([query], [n])[0];
   }
 
   /** About the `n` nearest slots to `query`, by the graph's walk. */
@@ -243,7 +297,7 @@ class DatasetVectors {
     }
   }
 
-  /** About the `counts[i]` nearest slots to each of the `queries` (a removed one among them at times), by a scan of the codes. */
+  /** About the `counts[i]` nearest slots to each of the `queries` in each block, by a scan of the codes (removed slots left out). */
   scanned(queries, counts) {
     const d = this.dimension;
     const codes = new Int8Array(queries.length * d);
@@ -252,14 +306,18 @@ class DatasetVectors {
     const found = queries.map(() => []);
     for (let b = 0; b < this.codeBlocks.length; b++) {
       const used = Math.min(BLOCK, this.ids.length - b * BLOCK);
-      const k = Math.min(most, used);
+      const k = Math.min(most + this.deadIn[b], used);
       // Codes are directions: their inner product orders the slots as cosine does. Each query's
       // keys come nearest first, k to a query (one query: a result of its own shape).
       const best = usearch.exactSearch(this.codeBlocks[b].subarray(0, used * d), codes, d, k, 'ip', 1);
       for (let i = 0; i < queries.length; i++) {
         const keys = queries.length === 1 ? best.keys : best.keys.subarray(i * k, i * k + Number(best.counts[i]));
-        const take = Math.min(counts[i], keys.length);
-        for (let j = 0; j < take; j++) found[i].push(b * BLOCK + Number(keys[j]));
+        for (let j = 0, taken = 0; j < keys.length && taken < counts[i]; j++) {
+          const slot = b * BLOCK + Number(keys[j]);
+          if (this.ids[slot] === null) continue;
+          found[i].push(slot);
+          taken++;
+        }
       }
     }
     return found;
@@ -315,10 +373,9 @@ class DatasetVectors {
 
   /**
    * Compares, for each recent query, the graph's top 10 with the scan's, one query a turn so that
-   * searches go on meanwhile. The graph stays when it finds the target share of the scan's top 10,
-   * or when a scan would read more than the bytes allowed; otherwise searches scan. The scan's top
-   * 10 stands for the exact one: its candidates are ranked by exact distance, and int8 directions
-   * are fine enough that the true top 10 are among a scan's first 100.
+   * searches go on meanwhile, and keeps the graph's recall (see scanFor). The scan's top 10 stands
+   * for the exact one: its candidates are ranked by exact distance, and int8 directions are fine
+   * enough that the true top 10 are among a scan's first 100.
    */
   calibrate() {
     this.calibrating = true;
@@ -330,14 +387,12 @@ class DatasetVectors {
       if (this.released) return;
       if (i < queries.length) {
         const query = queries[i++];
-        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scanned([query], [100])[0])).ids);
+        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scannedNow(query, 100))).ids);
         found += exact.size === 0 ? 1 : this.ranked(query, 10, Int32Array.from(this.walked(query, 100))).ids.filter((id) => exact.has(id)).length / exact.size;
         setImmediate(step);
         return;
       }
-      const { target, scanBytes } = this.calibration;
       this.recall = found / queries.length;
-      this.by = this.recall < target && slots * this.dimension <= scanBytes ? 'scan' : 'graph';
       this.calibratedAt = slots;
       this.calibrating = false;
     };
@@ -379,7 +434,7 @@ class DatasetVectors {
         for (let i = 0; first + i < ids.length && i < BLOCK; i++) {
           this.squareBlocks[b][i] = squares(block, i * this.dimension, this.dimension);
           // Removed slots' vectors were kept as they were; their codes stay zero.
-          if (this.codeBlocks && ids[first + i] != null) encode(block, i * this.dimension, this.dimension, this.codeBlocks[b], i * this.dimension);
+          if (this.codeBlocks && ids[first + i] != null) this.encodeCodes(first + i);
         }
       }
     } finally {
@@ -387,14 +442,39 @@ class DatasetVectors {
     }
     this.ids = ids;
     ids.forEach((id, slot) => {
-      if (id == null) this.dead++;
-      else this.slotOf.set(id, slot);
+      if (id == null) {
+        this.dead++;
+        this.deadIn[Math.floor(slot / BLOCK)]++;
+      } else this.slotOf.set(id, slot);
     });
   }
 
   get stats() {
-    return { chunks: this.ids.length - this.dead, slots: this.ids.length, by: this.by, recall: this.recall };
+    return { chunks: this.ids.length - this.dead, slots: this.ids.length, recall: this.recall };
   }
+
+  /** Stops its calibration and hands its columns' memory back. */
+  release() {
+    this.released = true;
+    this.columns?.release();
+    this.columns = null;
+  }
+}
+
+/** Codes by column for a set of this dimension; null when the columns' memory cannot grow (searches scan by row). */
+function columnCodes(dimension) {
+  try {
+    return new ColumnCodes(dimension, BLOCK);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+function countNonzero(codes) {
+  let n = 0;
+  for (let i = 0; i < codes.length; i++) if (codes[i] !== 0) n++;
+  return n;
 }
 
 /** The `k` nearest offered so far: a heap with the farthest on top (the larger id, among equals). */
@@ -493,8 +573,7 @@ Comlink.expose(
       return held(handle).stats;
     },
     release(handle) {
-      const set = sets.get(handle);
-      if (set) set.released = true;
+      sets.get(handle)?.release();
       sets.delete(handle);
     },
   },

@@ -1,0 +1,66 @@
+;; The scan of int8 codes held by column (columns.js): each row's sum of a query's nonzero
+;; components times the row's codes in those columns, sixteen rows at a time with 128-bit SIMD,
+;; keeping only the rows whose sum is above a threshold (the lowest of the best found so far).
+(module
+  (memory (export "memory") 1 65536)
+
+  ;; For rows [0, $count) ($count a multiple of 16), the sum over the $pairs pairs p of
+  ;; qa * codeA[row] + qb * codeB[row], where $cols holds pair p's two column addresses at 8p and
+  ;; 8p + 4 and $weights holds qa | qb << 16 (two i16) at 4p. A pair's bytes are interleaved so
+  ;; that one i32x4.dot_i16x8_s multiplies and adds both columns' codes. Each row whose sum is
+  ;; above $threshold is written to $list as (row, sum), two i32; returns how many were. $group:
+  ;; 64 bytes for a group of sixteen sums that has one above.
+  (func (export "above") (param $cols i32) (param $weights i32) (param $pairs i32) (param $count i32)
+    (param $threshold i32) (param $list i32) (param $group i32) (result i32)
+    (local $row i32) (local $p i32) (local $pair i32) (local $q v128) (local $t v128)
+    (local $a v128) (local $b v128) (local $lo v128) (local $hi v128)
+    (local $s0 v128) (local $s1 v128) (local $s2 v128) (local $s3 v128)
+    (local $j i32) (local $sum i32) (local $n i32)
+    (local.set $t (i32x4.splat (local.get $threshold)))
+    (block $rowsDone
+      (loop $rows
+        (br_if $rowsDone (i32.ge_u (local.get $row) (local.get $count)))
+        (local.set $s0 (v128.const i32x4 0 0 0 0))
+        (local.set $s1 (v128.const i32x4 0 0 0 0))
+        (local.set $s2 (v128.const i32x4 0 0 0 0))
+        (local.set $s3 (v128.const i32x4 0 0 0 0))
+        (local.set $p (i32.const 0))
+        (block $pairsDone
+          (loop $pairsLoop
+            (br_if $pairsDone (i32.ge_u (local.get $p) (local.get $pairs)))
+            (local.set $q (i32x4.splat (i32.load (i32.add (local.get $weights) (i32.shl (local.get $p) (i32.const 2))))))
+            (local.set $pair (i32.add (local.get $cols) (i32.shl (local.get $p) (i32.const 3))))
+            (local.set $a (v128.load (i32.add (i32.load (local.get $pair)) (local.get $row))))
+            (local.set $b (v128.load (i32.add (i32.load offset=4 (local.get $pair)) (local.get $row))))
+            (local.set $lo (i8x16.shuffle 0 16 1 17 2 18 3 19 4 20 5 21 6 22 7 23 (local.get $a) (local.get $b)))
+            (local.set $hi (i8x16.shuffle 8 24 9 25 10 26 11 27 12 28 13 29 14 30 15 31 (local.get $a) (local.get $b)))
+            (local.set $s0 (i32x4.add (local.get $s0) (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $lo)) (local.get $q))))
+            (local.set $s1 (i32x4.add (local.get $s1) (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $lo)) (local.get $q))))
+            (local.set $s2 (i32x4.add (local.get $s2) (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $hi)) (local.get $q))))
+            (local.set $s3 (i32x4.add (local.get $s3) (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $hi)) (local.get $q))))
+            (local.set $p (i32.add (local.get $p) (i32.const 1)))
+            (br $pairsLoop)))
+        ;; $s0..$s3 hold rows +0..3, +4..7, +8..11 and +12..15.
+        (if (v128.any_true (v128.or
+              (v128.or (i32x4.gt_s (local.get $s0) (local.get $t)) (i32x4.gt_s (local.get $s1) (local.get $t)))
+              (v128.or (i32x4.gt_s (local.get $s2) (local.get $t)) (i32x4.gt_s (local.get $s3) (local.get $t)))))
+          (then
+            (v128.store offset=0 (local.get $group) (local.get $s0))
+            (v128.store offset=16 (local.get $group) (local.get $s1))
+            (v128.store offset=32 (local.get $group) (local.get $s2))
+            (v128.store offset=48 (local.get $group) (local.get $s3))
+            (local.set $j (i32.const 0))
+            (block $groupDone
+              (loop $groupLoop
+                (br_if $groupDone (i32.ge_u (local.get $j) (i32.const 16)))
+                (local.set $sum (i32.load (i32.add (local.get $group) (i32.shl (local.get $j) (i32.const 2)))))
+                (if (i32.gt_s (local.get $sum) (local.get $threshold))
+                  (then
+                    (i32.store (i32.add (local.get $list) (i32.shl (local.get $n) (i32.const 3))) (i32.add (local.get $row) (local.get $j)))
+                    (i32.store offset=4 (i32.add (local.get $list) (i32.shl (local.get $n) (i32.const 3))) (local.get $sum))
+                    (local.set $n (i32.add (local.get $n) (i32.const 1)))))
+                (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                (br $groupLoop)))))
+        (local.set $row (i32.add (local.get $row) (i32.const 16)))
+        (br $rows)))
+    (local.get $n)))

@@ -1,0 +1,107 @@
+// The held vectors' int8 codes by column (columns.wat's SIMD sums): a scan's candidates are the
+// top inner products a plain loop over the same codes finds, across blocks, for queries with an
+// odd or even count of nonzero components of either sign, leaving removed slots out, and a set
+// made in memory another set gave back starts from zeros.
+import { describe, expect, it } from 'vitest';
+import { ColumnCodes } from '../../server/search/retrieval/vectors/columns.js';
+import { prng } from '../support/prng.js';
+
+const DIMENSION = 40;
+/** Rows a block: small, so that a scan crosses blocks and ends inside one. */
+const ROWS = 64;
+
+const random = prng(5);
+const code = () => Math.round(random() * 254) - 127;
+
+/** `count` codes of DIMENSION, one slot after another. */
+const codesOf = (count: number) => Int8Array.from({ length: count * DIMENSION }, code);
+
+/** A query's codes with `nonzero` components set (at distinct places), the others zero. */
+function query(nonzero: number): Int8Array {
+  const q = new Int8Array(DIMENSION);
+  const places = [...Array(DIMENSION).keys()].sort(() => random() - 0.5).slice(0, nonzero);
+  for (const p of places) q[p] = code() || 1;
+  return q;
+}
+
+/** The inner products of `q` with every slot's codes, by a plain loop. */
+const products = (codes: Int8Array, q: Int8Array, slots: number) =>
+  Array.from({ length: slots }, (_, s) => q.reduce((sum, x, c) => sum + x * codes[s * DIMENSION + c], 0));
+
+/** Whether `found` holds `n` live slots whose products are the `n` largest (ties may pick either). */
+function expectTop(found: Int32Array, scores: number[], ids: (string | null)[], n: number) {
+  const live = scores.map((score, slot) => ({ score, slot })).filter(({ slot }) => ids[slot] !== null);
+  const expected = live.sort((a, b) => b.score - a.score).slice(0, n);
+  expect(found).toHaveLength(expected.length);
+  expect(new Set(found).size).toBe(found.length);
+  for (const slot of found) expect(ids[slot]).not.toBeNull();
+  expect(Array.from(found, (slot) => scores[slot]).sort((a, b) => b - a)).toEqual(expected.map((e) => e.score));
+}
+
+describe('ColumnCodes', () => {
+  const SLOTS = 3 * ROWS + 21;
+
+  it('finds the largest inner products across blocks, for any count and sign of nonzero components', () => {
+    const codes = codesOf(SLOTS);
+    const columns = new ColumnCodes(DIMENSION, ROWS);
+    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const ids = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
+    try {
+      for (const nonzero of [1, 2, 5, 8, 20, DIMENSION]) {
+        const q = query(nonzero);
+        const scores = products(codes, q, SLOTS);
+        for (const n of [1, 10, SLOTS, SLOTS + 5]) expectTop(columns.best(q, n, ids), scores, ids, n);
+      }
+    } finally {
+      columns.release();
+    }
+  });
+
+  it('leaves removed slots out, scores cleared ones 0, and scans only the slots held so far', () => {
+    const codes = codesOf(SLOTS);
+    const columns = new ColumnCodes(DIMENSION, ROWS);
+    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const ids: (string | null)[] = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
+    try {
+      const q = query(6);
+      const scores = products(codes, q, SLOTS);
+      // The best ten removed (their codes still there): the next ten take their places.
+      const best = scores.map((score, slot) => ({ score, slot })).sort((a, b) => b.score - a.score);
+      const removed = best.slice(0, 10).map((b) => b.slot);
+      for (const slot of removed) ids[slot] = null;
+      expectTop(columns.best(q, 10, ids), scores, ids, 10);
+      // Cleared codes score 0: held again, they are still outscored by the next ten.
+      for (const slot of removed) {
+        columns.clear(slot);
+        ids[slot] = `chunk ${slot}`;
+        scores[slot] = 0;
+      }
+      expect(best[19].score).toBeGreaterThan(0);
+      expectTop(columns.best(q, 10, ids), scores, ids, 10);
+      // Fewer slots held (a block only partly written): none beyond them is a candidate.
+      const held = ids.slice(0, ROWS + 3);
+      for (const slot of columns.best(q, SLOTS, held)) expect(slot).toBeLessThan(ROWS + 3);
+    } finally {
+      columns.release();
+    }
+  });
+
+  it('starts from zeros in memory another set gave back', () => {
+    // The first set's codes all 127: any left over would outscore what the second set writes.
+    const first = new ColumnCodes(DIMENSION, ROWS);
+    const high = new Int8Array(SLOTS * DIMENSION).fill(127);
+    for (let s = 0; s < SLOTS; s++) first.write(s, high, s * DIMENSION);
+    first.release();
+    // The same shape takes the memory given back; it writes the last slot of each block only, codes of 1.
+    const second = new ColumnCodes(DIMENSION, ROWS);
+    const written = [ROWS - 1, 2 * ROWS - 1, 3 * ROWS - 1, SLOTS - 1];
+    const ones = new Int8Array(DIMENSION).fill(1);
+    try {
+      for (const slot of written) second.write(slot, ones, 0);
+      const ids = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
+      expect(Array.from(second.best(new Int8Array(DIMENSION).fill(127), written.length, ids)).sort((a, b) => a - b)).toEqual(written);
+    } finally {
+      second.release();
+    }
+  });
+});
