@@ -1,6 +1,6 @@
 // Int8 codes held by column, for scanning queries with few nonzero components: such a query's
 // scores need only its own columns, so a scan reads a tenth of the codes or less (the built-in
-// hashing embedder's 2-4 word queries set about 35 of 384 components). The columns live in the
+// hashing embedder's 2-4 word queries set fewer than 40 of 384 components). The columns live in the
 // memory of a small WebAssembly module (columns.wat) whose SIMD loop does the sums; one memory
 // serves every set of the worker. Plain JavaScript, loaded by the vectors' worker.
 import fs from 'node:fs';

@@ -42,8 +42,8 @@ const MIN_CANDIDATES = 100;
  * scanFor): until its graph has been found to reach `target` of the true top 10 on the set's last
  * `queries` searches, when the scan reads at most `scanBytes`. That is 64 MiB, some 8-10 ms here:
  * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
- * components only (a scan by column) of up to 1,900,000 vectors for a query with 35, as the
- * built-in embedder's 2-4 word queries have. Beyond, the graph is walked, its recall short.
+ * components only (a scan by column) of up to 1,600,000 vectors for a query with 40 (the built-in
+ * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short.
  * Calibrated again once the set grew or shrank by `regrowth` since. Mutable for tests.
  */
 export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20 };
