@@ -218,7 +218,8 @@ class DatasetVectors {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
-    const scan = wanted > 0 ? this.scanFor(query) : 'none';
+    const codes = wanted > 0 && this.codeBlocks ? this.codesOf(query) : null;
+    const scan = codes ? this.scanFor(codes) : 'none';
     const by = scan === 'none' ? 'graph' : 'scan';
     const answer = (found) => {
       const slots = new Int32Array(found.length + also.length / ID_WORDS);
@@ -233,23 +234,28 @@ class DatasetVectors {
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walked(query, wanted));
-    if (scan === 'columns') return answer(this.columns.best(this.codesOf(query), wanted, this.ids));
+    if (scan === 'columns') return answer(this.columns.best(codes, wanted, this.ids));
     return this.scanSoon(query, wanted).then(answer);
   }
 
   /**
-   * How a search for `query` scans the codes: 'none' (the graph is walked) when the graph found the
-   * target share of the true top 10 at the last calibration, or when a scan would read more bytes
-   * than allowed; else 'columns' for a query with at most half its components nonzero (a scan then
-   * reads the codes of those columns only), or 'rows' (every code).
+   * How a search for the query of these codes finds its candidates: 'none' (the graph is walked)
+   * when the graph found the target share of the true top 10 at the last calibration, or when a
+   * scan would read more bytes than allowed; else its scan (scanKind).
    */
-  scanFor(query) {
-    if (!this.codeBlocks || (this.recall !== null && this.recall >= this.calibration.target)) return 'none';
-    const slots = this.ids.length;
-    const { scanBytes } = this.calibration;
-    const nonzero = this.columns ? countNonzero(this.codesOf(query)) : this.dimension;
-    if (2 * nonzero <= this.dimension && nonzero * slots <= scanBytes) return 'columns';
-    return this.dimension * slots <= scanBytes ? 'rows' : 'none';
+  scanFor(codes) {
+    if (this.recall !== null && this.recall >= this.calibration.target) return 'none';
+    const kind = this.scanKind(codes);
+    const bytes = (kind === 'columns' ? countNonzero(codes) : this.dimension) * this.ids.length;
+    return bytes <= this.calibration.scanBytes ? kind : 'none';
+  }
+
+  /**
+   * How a scan reads the codes for the query of these codes: 'columns' when they are held and at
+   * most half its components are nonzero (only those columns are read), else 'rows' (every code).
+   */
+  scanKind(codes) {
+    return this.columns && 2 * countNonzero(codes) <= this.dimension ? 'columns' : 'rows';
   }
 
   /** The int8 codes of the query's direction. */
@@ -259,11 +265,10 @@ class DatasetVectors {
     return codes;
   }
 
-  /** About the `n` nearest slots to `query` by a scan of its codes, whatever it reads: by column when few components are nonzero. */
+  /** About the `n` nearest slots to `query` by a scan of its codes (scanKind), whatever it reads. */
   scannedNow(query, n) {
     const codes = this.codesOf(query);
-    if (this.columns && 2 * countNonzero(codes) <= this.dimension) return Array.from(this.columns.best(codes, n, this.ids));
-    return this.scanned([query], [n])[0];
+    return this.scanKind(codes) === 'columns' ? Array.from(this.columns.best(codes, n, this.ids)) : this.scanned([query], [n])[0];
   }
 
   /** About the `n` nearest slots to `query`, by the graph's walk. */
