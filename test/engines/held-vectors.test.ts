@@ -235,6 +235,34 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     }
   });
 
+  it('scores a query with few nonzero components as on every component, to the bit', async () => {
+    // The float4 values pgvector holds: the query's as given, a stored vector's as it was written.
+    const float4 = (v: number[]) => v.map(Math.fround);
+    const written = (v: number[]) => float4(JSON.parse(vectorLiteral(v)) as number[]);
+    // The sums in component order, as the worker sums them on every component.
+    const sum = (n: number, term: (i: number) => number) => Array.from({ length: n }, (_, i) => term(i)).reduce((s, t) => s + t, 0);
+    const scoreTo = (query: number[], stored: number[]): number => {
+      const [q, v] = [float4(query), written(stored)];
+      const dot = sum(DIMENSION, (i) => q[i] * v[i]);
+      if (metric === 'dot') return dot;
+      if (metric === 'euclidean') return 1 / (1 + Math.sqrt(sum(DIMENSION, (i) => (q[i] - v[i]) ** 2)));
+      const similarity = dot / Math.sqrt(sum(DIMENSION, (i) => q[i] ** 2) * sum(DIMENSION, (i) => v[i] ** 2));
+      return 1 - (1 - Math.max(-1, Math.min(1, similarity)));
+    };
+    const few = { must: [{ field: 'tag_set', match_any: ['few'] }] };
+    for (const dense of vectors(5, random)) {
+      // Five of the 24 components kept.
+      const query = dense.map((x, i) => (i % 5 === 1 ? x : 0));
+      const exact = stored
+        .map((v, i) => ({ id: ids[i], score: scoreTo(query, v) }))
+        .filter((_, i) => i % 100 === 0)
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .slice(0, 10);
+      expect(await semantic(dataset, query, 10, few)).toEqual(exact);
+      for (const hit of await semantic(dataset, query)) expect(hit.score).toBe(scoreTo(query, stored[ids.indexOf(hit.id)]));
+    }
+  });
+
   it('ranks copies of one vector by chunk id, from the graph and among the chunks a filter passes', async () => {
     const copies = await service.newDataset(orgId, `copies ${metric}`, { DISTANCE_METRIC: metric, EMBEDDING_SIZE: DIMENSION });
     const [vector, ...others] = vectors(41, random);
