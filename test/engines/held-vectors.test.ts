@@ -247,6 +247,7 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
       if (metric === 'dot') return dot;
       if (metric === 'euclidean') return 1 / (1 + Math.sqrt(sum(DIMENSION, (i) => (q[i] - v[i]) ** 2)));
       const similarity = dot / Math.sqrt(sum(DIMENSION, (i) => q[i] ** 2) * sum(DIMENSION, (i) => v[i] ** 2));
+      // The distance pgvector computes, then the score made of it: rounded as the service rounds them.
       return 1 - (1 - Math.max(-1, Math.min(1, similarity)));
     };
     const few = { must: [{ field: 'tag_set', match_any: ['few'] }] };
