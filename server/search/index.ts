@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { Caller } from '../auth/caller.js';
-import { CHUNK_COLUMNS, chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
+import { chunkRowsById } from '../domain/chunks/read.js';
+import { chunkRecord, type ApiVersion, type ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { searchDuration } from '../metrics.js';
@@ -90,7 +91,7 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
   // rows are read meanwhile.
   let readAhead: FoundHits['readAhead'] = null;
   const startReading = (ids: string[]) => {
-    readAhead = { ids: new Set(ids), rows: loadRows(services, dataset.id, ids) };
+    readAhead = { ids: new Set(ids), rows: chunkRowsById(services.store.db, dataset.id, ids) };
     readAhead.rows.catch(() => undefined);
   };
   const base = {
@@ -119,8 +120,8 @@ export async function loadResults(services: Services, dataset: DatasetRow, found
   const ahead = found.readAhead;
   const rows = await (ahead && hits.every((h) => ahead.ids.has(h.id))
     ? ahead.rows
-    : loadRows(
-        services,
+    : chunkRowsById(
+        services.store.db,
         dataset.id,
         hits.map((h) => h.id),
       ));
@@ -163,18 +164,6 @@ export function recordSearch(services: Services, dataset: DatasetRow, found: Fou
     });
   }
   return id;
-}
-
-async function loadRows(services: Services, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
-  if (ids.length === 0) return new Map();
-  const rows = await services.store
-    .db<ChunkRow>('chunks')
-    .select(...CHUNK_COLUMNS)
-    .where({ dataset_id: datasetId })
-    // One array parameter, not a list of them: the statement's text is the same for every page size,
-    // and PostgreSQL parses and plans it faster (about 0.1 ms of a search).
-    .whereRaw('id = any(?::uuid[])', [ids]);
-  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /** The response in the shape `X-API-Version` asks for; slim and content-only records as requested. */

@@ -8,7 +8,8 @@
 // Group recommendations gather the recommended chunks by group, as group-oriented search does
 // (./groups/gather.ts), from the chunks of the example groups.
 import type * as T from '../../sdk/src/generated/types.gen.js';
-import { type ApiVersion, CHUNK_COLUMNS, type ChunkRow } from '../domain/chunks/records.js';
+import { chunkRowsById } from '../domain/chunks/read.js';
+import type { ApiVersion, ChunkRow } from '../domain/chunks/records.js';
 import { datasetConfig } from '../domain/datasetConfig.js';
 import type { DatasetRow } from '../domain/datasets.js';
 import { badRequest } from '../errors.js';
@@ -89,16 +90,6 @@ function candidateFilter(filter: T.ChunkFilter | null | undefined, examples: Exa
   return narrowFilter(filter, { must_not: ids.length ? [withIds(ids)] : [] });
 }
 
-async function chunkRows(services: Services, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
-  if (ids.length === 0) return new Map();
-  const rows = await services.store
-    .db<ChunkRow>('chunks')
-    .select(...CHUNK_COLUMNS)
-    .where({ dataset_id: datasetId })
-    .whereRaw('id = any(?::uuid[])', [ids]);
-  return new Map(rows.map((row) => [row.id, row]));
-}
-
 /** The hits' chunks in the hits' order (chunks deleted meanwhile left out). */
 function resultsOf(hits: Hit[], rows: Map<string, ChunkRow>): Result[] {
   return hits.flatMap((hit) => {
@@ -120,8 +111,8 @@ export async function recommendChunks(services: Services, dataset: DatasetRow, b
   const hits = await (await recommender(services, dataset, examples, method))(filter, limit);
   const results = resultsOf(
     hits,
-    await chunkRows(
-      services,
+    await chunkRowsById(
+      services.store.db,
       dataset.id,
       hits.map((h) => h.id),
     ),
@@ -181,7 +172,7 @@ async function loadGroups(services: Services, datasetId: string, groups: GroupHi
     datasetId,
     groups.map((g) => g.groupId),
   );
-  const chunks = await chunkRows(services, datasetId, [...new Set(groups.flatMap((g) => g.hits.map((h) => h.id)))]);
+  const chunks = await chunkRowsById(services.store.db, datasetId, [...new Set(groups.flatMap((g) => g.hits.map((h) => h.id)))]);
   return groups.flatMap((group) => {
     const row = rows.get(group.groupId);
     return row ? [{ row, results: resultsOf(group.hits, chunks) }] : [];

@@ -385,7 +385,7 @@ describe('BM25 index upkeep', () => {
         const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
         const chunks = (data as T.SearchResponseBody).chunks;
         expect(chunks.map((c) => (c.chunk as T.ChunkMetadata).id)).toEqual(ranking.slice(0, 3).map((h) => h.id));
-        return statements.filter((sql) => sql.includes('"chunk_html"')).length;
+        return statements.filter((sql) => sql.includes('chunk_html')).length;
       } finally {
         db().off('query', listener);
       }

@@ -24,6 +24,20 @@ export async function getChunks(db: Knex, datasetId: string, column: 'id' | 'tra
 }
 
 /**
+ * Rows by id, keyed by id (unknown ones are left out), for a page of search results: one statement
+ * written out once, since knex's builder would compile the same text on every search (about 0.1 ms
+ * of one). One array parameter, not a list of them: the text is the same for every page size, and
+ * PostgreSQL parses and plans it faster.
+ */
+export async function chunkRowsById(db: Knex, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.raw<{ rows: ChunkRow[] }>(ROWS_BY_ID, [datasetId, ids]);
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+const ROWS_BY_ID = `select ${CHUNK_COLUMNS.join(', ')} from chunks where dataset_id = ? and id = any(?::uuid[])`;
+
+/**
  * A page of the chunks that match the filter, after `offset_chunk_id`, in id order or by a field
  * (then by id, so the order is total and pages never overlap).
  */
