@@ -79,6 +79,10 @@ describe('tag filters held in memory', () => {
       // Checking given ids: a removed chunk's id and an unknown one never pass.
       const asked = [...new Set([id(0), id(5), id(7), id(1), id(99_999), ...expected.slice(0, 3)])];
       expect([...held.among(asked)].sort()).toEqual(asked.filter((a) => expected.includes(a)).sort());
+      // Each chunk looked up in the filter's lists, as few candidates are, agrees with the mask a walk reads.
+      const looked = Array.from({ length: index.capacity }, (_, ordinal) => held.passes(ordinal));
+      expect(looked).toEqual([...held.skipped()].map((skip) => skip === 0));
+      expect(held.listedCount).toBeGreaterThanOrEqual(held.count);
     }
   });
 

@@ -73,7 +73,7 @@ function tagCondition(condition: unknown): TagCondition | null {
 
 /** The live chunks passing a tag filter, over one index. */
 export class HeldPassing {
-  private sorted: Int32Array | null;
+  private live: Int32Array | null = null;
   private mask: Uint8Array | null = null;
   private maskChanges = -1;
   /** The index's changes when the filter was evaluated over it. */
@@ -81,12 +81,14 @@ export class HeldPassing {
 
   constructor(
     private readonly index: TagIndex,
-    /** The passing ordinals, ascending and live, when the filter names what passes; null when only must_not speaks. */
-    passing: Int32Array | null,
-    /** The excluded ordinals (must_not), ascending, when `passing` is null. */
+    /**
+     * The ordinals the filter names, ascending, dead ones possibly among them (they are left out
+     * when read); null when only must_not speaks.
+     */
+    private readonly listed: Int32Array | null,
+    /** The excluded ordinals (must_not), ascending, when `listed` is null. */
     private readonly excluded: Int32Array,
   ) {
-    this.sorted = passing;
     this.evaluatedAt = index.changes;
   }
 
@@ -95,21 +97,38 @@ export class HeldPassing {
     return this.ordinals().length;
   }
 
-  /** The passing ordinals, ascending. */
+  /** How many chunks the filter names, dead ones included: an estimate of `count` without a walk over them all. */
+  get listedCount(): number {
+    return this.listed ? this.listed.length : this.count;
+  }
+
+  /** The passing ordinals, ascending, live when first read. */
   ordinals(): Int32Array {
-    if (this.sorted) return this.sorted;
+    if (this.live) return this.live;
+    if (this.listed) {
+      this.live = kept(this.listed, (d) => !this.index.isDead(d));
+      return this.live;
+    }
     const out: number[] = [];
     const excluded = this.excluded;
     for (let d = 0, e = 0; d < this.index.capacity; d++) {
       while (e < excluded.length && excluded[e] < d) e++;
       if (!this.index.isDead(d) && !(e < excluded.length && excluded[e] === d)) out.push(d);
     }
-    this.sorted = Int32Array.from(out);
-    return this.sorted;
+    this.live = Int32Array.from(out);
+    return this.live;
   }
 
+  /**
+   * Whether the chunk passes, as the index is now: looked up in the filter's lists, so that checking
+   * a few candidates costs no walk over a tag's every chunk (a hundred thousand at a million).
+   */
   passes(ordinal: number): boolean {
-    return this.skipped()[ordinal] === 0;
+    if (this.mask && this.maskChanges === this.index.changes) return this.mask[ordinal] === 0;
+    if (this.index.isDead(ordinal)) return false;
+    const list = this.listed ?? this.excluded;
+    const at = seekOrdinal(list, list.length, 0, ordinal);
+    return (at < list.length && list[at] === ordinal) === (this.listed !== null);
   }
 
   /**
@@ -119,7 +138,7 @@ export class HeldPassing {
   skipped(): Uint8Array {
     if (!this.mask || this.maskChanges !== this.index.changes) {
       const mask = new Uint8Array(this.index.capacity).fill(1);
-      const ordinals = this.ordinals();
+      const ordinals = this.listed ?? this.ordinals();
       for (let i = 0; i < ordinals.length; i++) if (!this.index.isDead(ordinals[i])) mask[ordinals[i]] = 0;
       this.mask = mask;
       this.maskChanges = this.index.changes;
@@ -169,8 +188,7 @@ export function heldPassing(index: TagIndex, filter: TagFilter): HeldPassing {
   const positive = [...filter.must.map(matching), ...(filter.should.length > 0 ? [union(filter.should.map(matching))] : [])];
   const excluded = union(filter.mustNot.map(matching));
   if (positive.length === 0) return new HeldPassing(index, null, excluded);
-  const passing = kept(difference(intersection(positive), excluded), (d) => !index.isDead(d));
-  return new HeldPassing(index, passing, excluded);
+  return new HeldPassing(index, difference(intersection(positive), excluded), excluded);
 }
 
 /** The ascending union of ascending lists (duplicates once). */

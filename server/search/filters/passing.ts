@@ -59,11 +59,14 @@ function sharedReads(request: RetrievalRequest): FilterReads | undefined {
   return reads && reads.filter === request.filter && reads.conditions === request.conditions ? reads : undefined;
 }
 
-/** How many chunks the planner expects to pass, from its statistics (no rows are read). */
+/**
+ * How many chunks the planner expects to pass, from its statistics (no rows are read); from memory,
+ * how many the filter's lists name (dead chunks among them, too few to matter for an estimate).
+ */
 export async function estimatedPassing(db: Knex, request: RetrievalRequest): Promise<number> {
   const reads = sharedReads(request);
   const held = await reads?.held;
-  if (held) return held.count;
+  if (held) return held.listedCount;
   if (!reads) return plannedRows(db, request);
   reads.expected ??= plannedRows(db, request);
   return reads.expected;

@@ -54,7 +54,8 @@ export async function memoryBm25(
 
 /** A tag filter, from the index alone: few passing chunks scored each, or one walk passing over the others. */
 function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch, held: HeldPassing): { hits: Hit[]; total: number | null } {
-  if (held.count <= selectiveLimit(index.chunks)) return among(index, query, held.ordinals(), plan);
+  // Judged by the chunks the filter names, dead ones too: either way the answer is exact.
+  if (held.listedCount <= selectiveLimit(index.chunks)) return among(index, query, held.ordinals(), plan);
   const { terms, weights, parameters } = query;
   const hits = toHits(index, index.top(terms, weights, parameters, plan.k, plan.least, held.skipped()));
   if (!plan.count) return { hits, total: null };
