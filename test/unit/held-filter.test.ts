@@ -112,6 +112,19 @@ describe('tag filters held in memory', () => {
     expect(held.passes(index.ordinalOfId(passing[1])!)).toBe(true);
   });
 
+  it('keeps a filter evaluated while the index is unchanged, and evaluates it anew after a change', () => {
+    const { index } = corpus(prng(8));
+    const tagA = () => tagFilterOf({ must: [{ field: 'tag_set', match_any: ['a'] }] })!;
+    const first = heldPassing(index, tagA());
+    expect(heldPassing(index, tagA())).toBe(first);
+    expect(heldPassing(index, tagFilterOf({ must: [{ field: 'tag_set', match_any: ['b'] }] })!)).not.toBe(first);
+    index.add({ id: id(60_000), length: 5, terms: ['w'], tfs: [1], tags: ['a'] });
+    const again = heldPassing(index, tagA());
+    expect(again).not.toBe(first);
+    expect(again.ids(Number.POSITIVE_INFINITY)).toContain(id(60_000));
+    expect(first.ids(Number.POSITIVE_INFINITY)).not.toContain(id(60_000));
+  });
+
   it('leaves every other filter to SQL', () => {
     expect(tagFilterOf(null)).toBeNull();
     expect(tagFilterOf({ must: [], should: [], must_not: [] })).toBeNull();

@@ -177,8 +177,32 @@ export class HeldPassing {
   }
 }
 
+/**
+ * Filters evaluated lately, by index, while it stays unchanged: searches of a dataset often repeat a
+ * filter (a tenant's tag, a category), and a broad one's mask or live list costs a walk over every
+ * chunk of its tag (milliseconds at a million chunks). Search engines keep frequent filters'
+ * bitsets for the same reason.
+ */
+const evaluated = new WeakMap<TagIndex, { changes: number; byFilter: Map<string, HeldPassing> }>();
+/** Filters kept per index, the least recently used going first. */
+const MOST_KEPT = 16;
+
 /** The filter's passing chunks in the index. */
 export function heldPassing(index: TagIndex, filter: TagFilter): HeldPassing {
+  let kept = evaluated.get(index);
+  if (!kept || kept.changes !== index.changes) evaluated.set(index, (kept = { changes: index.changes, byFilter: new Map() }));
+  const key = JSON.stringify(filter);
+  let held = kept.byFilter.get(key);
+  if (held) kept.byFilter.delete(key);
+  else {
+    held = evaluate(index, filter);
+    if (kept.byFilter.size >= MOST_KEPT) kept.byFilter.delete(kept.byFilter.keys().next().value!);
+  }
+  kept.byFilter.set(key, held);
+  return held;
+}
+
+function evaluate(index: TagIndex, filter: TagFilter): HeldPassing {
   const matching = (condition: TagCondition): Int32Array => {
     const sets: Int32Array[] = [];
     if (condition.any) sets.push(union(condition.any.map((tag) => index.tagged(tag))));
