@@ -189,16 +189,16 @@ const MOST_KEPT = 16;
 
 /** The filter's passing chunks in the index. */
 export function heldPassing(index: TagIndex, filter: TagFilter): HeldPassing {
-  let kept = evaluated.get(index);
-  if (!kept || kept.changes !== index.changes) evaluated.set(index, (kept = { changes: index.changes, byFilter: new Map() }));
+  let recent = evaluated.get(index);
+  if (!recent || recent.changes !== index.changes) evaluated.set(index, (recent = { changes: index.changes, byFilter: new Map() }));
   const key = JSON.stringify(filter);
-  let held = kept.byFilter.get(key);
-  if (held) kept.byFilter.delete(key);
+  let held = recent.byFilter.get(key);
+  if (held) recent.byFilter.delete(key);
   else {
     held = evaluate(index, filter);
-    if (kept.byFilter.size >= MOST_KEPT) kept.byFilter.delete(kept.byFilter.keys().next().value!);
+    if (recent.byFilter.size >= MOST_KEPT) recent.byFilter.delete(recent.byFilter.keys().next().value!);
   }
-  kept.byFilter.set(key, held);
+  recent.byFilter.set(key, held);
   return held;
 }
 
