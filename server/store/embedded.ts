@@ -2,9 +2,11 @@
 // through in-process streams that stand in for sockets: each stream frames what the driver writes
 // into units (messages up to a Sync or a simple Query) and posts them to the worker, which runs them
 // in turn and posts back the server's bytes. Several connections keep the worker busy: one's query
-// waits there, not in the pool, while the service's thread handles another's answer.
+// waits there, not in the pool, while the service's thread handles another's answer. They share
+// PGlite's one session, so their prepared statements' names are kept apart (sessionStatements.ts).
 import { Duplex } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { SessionStatements } from './sessionStatements.js';
 
 /** Connections to the embedded database: enough that a query is always waiting in the worker. */
 export const EMBEDDED_CONNECTIONS = 4;
@@ -26,13 +28,15 @@ class WorkerStream extends Duplex {
   private pending: Buffer = Buffer.alloc(0);
   private unitStart = 0;
   private started = false;
+  private readonly statements: SessionStatements;
 
   constructor(
     private readonly worker: Worker,
     readonly id: number,
-    private readonly forget: (id: number) => void,
+    private readonly forget: (id: number, closing: Uint8Array<ArrayBuffer> | null) => void,
   ) {
     super();
+    this.statements = new SessionStatements(id);
   }
 
   /** The driver "connects" as to a socket. */
@@ -76,7 +80,9 @@ class WorkerStream extends Duplex {
       }
       if (!typed || type === SYNC || type === QUERY) {
         this.started = true;
-        const unit = new Uint8Array(this.pending.subarray(this.unitStart, at));
+        const bytes = this.pending.subarray(this.unitStart, at);
+        // A copy with a buffer of its own, handed over to the worker.
+        const unit = new Uint8Array(typed ? this.statements.rename(bytes) : bytes);
         this.worker.postMessage({ connection: this.id, bytes: unit }, [unit.buffer]);
         this.unitStart = at;
       }
@@ -99,7 +105,8 @@ class WorkerStream extends Duplex {
 
   /** Every end of a stream comes here (an ended stream destroys itself): the worker hears of it. */
   _destroy(error: Error | null, done: (error: Error | null) => void): void {
-    this.forget(this.id);
+    const closing = this.statements.closing();
+    this.forget(this.id, closing && new Uint8Array(closing));
     done(error);
   }
 }
@@ -139,8 +146,8 @@ export async function startEmbeddedDatabase(dataDir: string): Promise<EmbeddedDa
     await worker.terminate();
     throw new Error(`the embedded database did not start: ${'failed' in started ? started.failed : 'unexpected message'}`);
   }
-  const forget = (id: number) => {
-    if (streams.delete(id)) worker.postMessage({ ended: id });
+  const forget = (id: number, closing: Uint8Array<ArrayBuffer> | null) => {
+    if (streams.delete(id)) worker.postMessage({ ended: id, closing }, closing ? [closing.buffer] : []);
   };
   return {
     connection: {

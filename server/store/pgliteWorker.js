@@ -56,11 +56,14 @@ async function run() {
   }
 }
 
-/** A connection closed: its waiting units go, and a transaction it left open is rolled back. */
-async function closed(connection) {
+/**
+ * A connection closed: its waiting units go, a transaction it left open is rolled back, and the
+ * statements it prepared are closed (`closing`, its Close messages, or null).
+ */
+async function closed(connection, closing) {
   for (let i = queue.length - 1; i >= 0; i--) if (queue[i].connection === connection) queue.splice(i, 1);
-  if (owner !== connection) return;
-  queue.unshift({ connection, bytes: ROLLBACK });
+  if (closing) queue.push({ connection, bytes: closing });
+  if (owner === connection) queue.unshift({ connection, bytes: ROLLBACK });
   await run();
 }
 
@@ -71,7 +74,7 @@ try {
       await db.close();
       parentPort.postMessage({ closed: true });
     } else if (message.ended !== undefined) {
-      await closed(message.ended);
+      await closed(message.ended, message.closing);
     } else {
       queue.push(message);
       await run();
