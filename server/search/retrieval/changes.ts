@@ -18,15 +18,20 @@ export interface Changes {
   changed: string[];
 }
 
-/** What changed in the dataset after version `since`, read in one snapshot. */
+/**
+ * What changed in the dataset after version `since`, read in one snapshot. Every semantic search
+ * asks, so it is a named statement, parsed and planned once per connection.
+ */
 export async function changesSince(db: Knex, datasetId: string, since: number): Promise<Changes> {
-  const { rows } = await db.raw<{ rows: { version: string | null; first_kept: string | null; changed: string[] }[] }>(
-    `select t.version,
-            (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
-            array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
-       from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
-    [datasetId, since, datasetId, since, datasetId],
-  );
+  const { rows } = await db
+    .raw<{ rows: { version: string | null; first_kept: string | null; changed: string[] }[] }>(
+      `select t.version,
+              (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
+              array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
+         from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
+      [datasetId, since, datasetId, since, datasetId],
+    )
+    .options({ name: 'dataset_changes_since' });
   const [row] = rows;
   return { version: Number(row.version ?? 0), firstKept: row.first_kept == null ? null : Number(row.first_kept), changed: row.changed };
 }

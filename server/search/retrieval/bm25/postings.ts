@@ -22,12 +22,15 @@ export interface TermStatistics {
 
 /**
  * The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals
- * alone): migration 021's function, whose plans the database keeps for the session.
+ * alone): migration 021's function, whose plans the database keeps for the session, called by a
+ * named statement, parsed once per connection.
  */
 export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
-  const { rows } = await db.raw<{
-    rows: { total_chunks: string | null; total_length: string | null; dataset_version: string | null; query_terms: string[]; term_chunks: number[] }[];
-  }>('select * from bm25_term_statistics(?, ?)', [query, datasetId]);
+  const { rows } = await db
+    .raw<{
+      rows: { total_chunks: string | null; total_length: string | null; dataset_version: string | null; query_terms: string[]; term_chunks: number[] }[];
+    }>('select * from bm25_term_statistics(?, ?)', [query, datasetId])
+    .options({ name: 'bm25_term_statistics' });
   const [row] = rows;
   return {
     terms: row.query_terms,
