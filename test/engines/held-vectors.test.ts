@@ -466,7 +466,7 @@ describe('kept current', () => {
     }
     // Nothing changed: the statistics' version shows the held vectors current, no change log read.
     expect(statements).toHaveLength(1);
-    expect(statements[0]).toContain('bm25_term_statistics');
+    expect(statements[0]).toContain('bm25_term_counts');
 
     await writeVectors(db(), dataset.id, [{ chunkId: ids[2], vector: target }]);
     expect((await hybrid(target))[0].id).toBe(ids[2]);

@@ -70,6 +70,7 @@ describe(`store (${mode})`, () => {
       '032_recommendation_analytics',
       '033_analytics_report_rollups',
       '034_rag_analytics',
+      '035_drop_bm25_statistics_function',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -34,6 +34,7 @@ import * as m031 from './031_search_clusters.js';
 import * as m032 from './032_recommendation_analytics.js';
 import * as m033 from './033_analytics_report_rollups.js';
 import * as m034 from './034_rag_analytics.js';
+import * as m035 from './035_drop_bm25_statistics_function.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '032_recommendation_analytics': m032,
   '033_analytics_report_rollups': m033,
   '034_rag_analytics': m034,
+  '035_drop_bm25_statistics_function': m035,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -22,14 +22,14 @@ export interface TermStatistics {
 
 /**
  * The query's terms and the statistics BM25 weighs them by, in one statement (no query: the totals
- * alone): migration 021's function, whose plans the database keeps for the session, called by a
- * named statement, parsed once per connection.
+ * alone). Each term's count is looked up by key, whatever the planner knows of the dataset's terms.
+ * A named statement: each connection parses and plans it once.
  */
 export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
   const { rows } = await db
     .raw<{
       rows: { total_chunks: string | null; total_length: string | null; dataset_version: string | null; query_terms: string[]; term_chunks: number[] }[];
-    }>('select * from bm25_term_statistics(?, ?)', [query, datasetId])
+    }>(TERM_STATISTICS, [query, datasetId, datasetId])
     .options({ name: 'bm25_term_statistics' });
   const [row] = rows;
   return {
@@ -40,6 +40,14 @@ export async function termStatistics(db: Knex, datasetId: string, query: string 
     version: Number(row.dataset_version ?? 0),
   };
 }
+
+const TERM_STATISTICS = `
+  with q as (select distinct lexeme from unnest(to_tsvector('english', coalesce(?::text, ''))))
+  select t.chunks as total_chunks, t.length_sum as total_length, t.version as dataset_version,
+         array(select lexeme from q order by lexeme) as query_terms,
+         array(select coalesce((select c.chunks from bm25_term_counts c where c.dataset_id = ? and c.term = q.lexeme), 0)
+                 from q order by lexeme) as term_chunks
+    from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`;
 
 export interface Posting {
   term: string;
