@@ -18,11 +18,17 @@ const SIMILARITY_THRESHOLD = 0.15;
 /** Candidates kept per misspelt word, the most similar first. */
 const CANDIDATES = 100;
 
-/** The words (lowercase) that some chunk of the dataset holds. */
+/**
+ * The words (lowercase) that some chunk of the dataset holds. Every full-text search with typo
+ * tolerance asks, so it is one named statement (an array parameter, whatever the number of words),
+ * parsed and planned once per connection.
+ */
 export async function knownWords(db: Knex, datasetId: string, words: string[]): Promise<Set<string>> {
   if (words.length === 0) return new Set();
-  const found: string[] = await db('dataset_words').where('dataset_id', datasetId).where('chunks', '>', 0).whereIn('word', words).pluck('word');
-  return new Set(found);
+  const { rows } = await db
+    .raw<{ rows: { word: string }[] }>('select word from dataset_words where dataset_id = ? and chunks > 0 and word = any(?::text[])', [datasetId, words])
+    .options({ name: 'dataset_known_words' });
+  return new Set(rows.map((row) => row.word));
 }
 
 /**
