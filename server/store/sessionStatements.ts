@@ -2,12 +2,12 @@
 // (embedded.ts). The driver names a statement once per connection and then only binds it, so the
 // database parses and plans it once. Two connections naming the same statement would collide in one
 // session: each connection's names get its own prefix on the way in, and are closed when it ends.
+import { serialize } from 'pg-protocol';
 
 const PARSE = 0x50; // 'P': name, query, parameter types
 const BIND = 0x42; // 'B': portal, statement, …
 const DESCRIBE = 0x44; // 'D': 'S' | 'P', name
 const CLOSE = 0x43; // 'C': 'S' | 'P', name
-const SYNC = 0x53;
 const STATEMENT = 0x53; // 'S', in Describe and Close
 
 /** Where the statement name of the message at `at` starts, or -1 when it names none. */
@@ -67,13 +67,7 @@ export class SessionStatements {
   /** A unit that closes the connection's statements still prepared (null: none). */
   closing(): Buffer | null {
     if (this.open.size === 0) return null;
-    const messages = [...this.open].map((name) => {
-      const body = Buffer.concat([Buffer.from([STATEMENT]), this.prefix, Buffer.from(name), Buffer.from([0])]);
-      const header = Buffer.alloc(5);
-      header[0] = CLOSE;
-      header.writeInt32BE(4 + body.length, 1);
-      return Buffer.concat([header, body]);
-    });
-    return Buffer.concat([...messages, Buffer.from([SYNC, 0, 0, 0, 4])]);
+    const prefix = this.prefix.toString();
+    return Buffer.concat([...[...this.open].map((name) => serialize.close({ type: 'S', name: prefix + name })), serialize.sync()]);
   }
 }
