@@ -3,6 +3,7 @@
 // organization and a dataset, and must find no server error, no undeclared status, no response
 // that departs from its schema. Bounded by the examples per operation (about a minute or two a mode
 // on 2 cores); FUZZ_EXAMPLES and FUZZ_SEED change the bound and the seed.
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { installFuzz } from '../../scripts/services/fuzz.js';
 import { describeFuzz, runContractFuzz, type FuzzTarget } from '../support/fuzz.js';
@@ -69,4 +70,6 @@ it(`schemathesis finds no failure (${mode} mode)`, async () => {
   expect(result.exitCode, summary).toBe(0);
   // The run kept its footing to the end: its key, its owner role and every route (fuzz/hooks.py).
   expect(await membership(target.apiKey), summary).toEqual(membershipBefore);
+  // Reached only when every check passed: a failing run keeps its reports for inspection.
+  await rm(result.reportDir, { recursive: true, force: true });
 }, 420_000);
