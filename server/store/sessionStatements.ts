@@ -68,6 +68,7 @@ export class SessionStatements {
   closing(): Buffer | null {
     if (this.open.size === 0) return null;
     const prefix = this.prefix.toString();
-    return Buffer.concat([...[...this.open].map((name) => serialize.close({ type: 'S', name: prefix + name })), serialize.sync()]);
+    const closes = [...this.open].map((name) => serialize.close({ type: 'S', name: prefix + name }));
+    return Buffer.concat([...closes, serialize.sync()]);
   }
 }
