@@ -188,6 +188,27 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     }
   });
 
+  it('ranks a long list of chunks a filter passes exactly (screened by their codes under cosine)', async () => {
+    const many = { must: [{ field: 'tag_set', match_any: ['many'] }] };
+    const limits = { ...selective };
+    // Every filter selective: the 2,970 chunks of "many" are ranked from their list.
+    Object.assign(selective, { least: CHUNKS, share: 1 });
+    try {
+      for (const query of vectors(10, random)) {
+        const exact = stored
+          .map((v, i) => ({ id: ids[i], distance: distanceOf[metric](query, v) }))
+          .filter((_, i) => i % 100 !== 0)
+          .sort((a, b) => a.distance - b.distance)
+          .slice(0, 10);
+        let hits: Hit[] = [];
+        expect(await vectorTableReads(async () => (hits = await semantic(dataset, query, 10, many)))).toEqual([]);
+        expect(hits.map((h) => h.id)).toEqual(exact.map((e) => e.id));
+      }
+    } finally {
+      Object.assign(selective, limits);
+    }
+  });
+
   it('finds the nearest chunks of a broad filter by checking graph candidates against it', async () => {
     const tenth = { must: [{ field: 'tag_set', match_any: ['tenth'] }] };
     const nowhere = { must: [{ field: 'tag_set', match_any: ['no such tag'] }] };
@@ -282,6 +303,35 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     const few = await semantic(copies, vector, 10, { must: [{ field: 'tag_set', match_any: ['few'] }] });
     expect(few).toHaveLength(3);
     expect(few.slice(0, 2).map((h) => h.id)).toEqual([copyIds[0], lastCopies[0]].sort());
+  });
+
+  it('ranks copies of one vector by chunk id in a long list a filter passes', async () => {
+    const copies = await service.newDataset(orgId, `long copies ${metric}`, { DISTANCE_METRIC: metric, EMBEDDING_SIZE: DIMENSION });
+    const [vector, ...others] = vectors(301, random);
+    // Every hundredth chunk of a call is tagged "few", the others "many": 19 copies and 297 others.
+    const copyIds = await insertChunks(
+      copies,
+      Array.from({ length: 20 }, () => vector),
+    );
+    const otherIds = await insertChunks(copies, others);
+    expect(await service.services.vectors.ready(copies.id)).not.toBeNull();
+    await service.services.bm25.ready(copies.id);
+    // Under the inner product a longer vector may outrank the copies; the copies tie, and go by id.
+    const tagged = (list: string[], of: (i: number) => number[]) => list.map((id, i) => ({ id, v: of(i), many: i % 100 !== 0 }));
+    const exact = [...tagged(copyIds, () => vector), ...tagged(otherIds, (i) => others[i])]
+      .filter((chunk) => chunk.many)
+      .map(({ id, v }) => ({ id, distance: distanceOf[metric](vector, v) }))
+      .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
+      .slice(0, 10);
+    const limits = { ...selective };
+    Object.assign(selective, { least: CHUNKS, share: 1 });
+    try {
+      const top = await semantic(copies, vector, 10, { must: [{ field: 'tag_set', match_any: ['many'] }] });
+      expect(top.map((h) => h.id)).toEqual(exact.map((e) => e.id));
+      if (metric !== 'dot') expect(top.map((h) => h.id)).toEqual(copyIds.slice(1).sort().slice(0, 10));
+    } finally {
+      Object.assign(selective, limits);
+    }
   });
 });
 

@@ -1,50 +1,16 @@
 // Int8 codes held by column, for scanning queries with few nonzero components: such a query's
 // scores need only its own columns, so a scan reads a tenth of the codes or less (the built-in
 // hashing embedder's 2-4 word queries set fewer than 40 of 384 components). The columns live in the
-// memory of a small WebAssembly module (columns.wat) whose SIMD loop does the sums; one memory
-// serves every set of the worker. Plain JavaScript, loaded by the vectors' worker.
-import fs from 'node:fs';
-import createWabt from 'wabt';
+// codes' WebAssembly memory (codeMemory.js), whose SIMD loop does the sums (codes.wat). Plain
+// JavaScript, loaded by the vectors' worker.
+import { Best } from './best.js';
+import { above, allocate, memory, release } from './codeMemory.js';
 
-const wabt = await createWabt();
-const parsed = wabt.parseWat('columns.wat', fs.readFileSync(new URL('./columns.wat', import.meta.url), 'utf8'), { simd: true });
-const { instance } = await WebAssembly.instantiate(parsed.toBinary({}).buffer);
-parsed.destroy();
-const { memory, above } = instance.exports;
-
-/** Bytes of a WebAssembly memory page. */
-const PAGE = 65_536;
 /**
  * Bytes between the end of a column's rows and the next column: columns a power of two apart would
  * all fall into the same cache sets and evict each other as a scan reads them side by side.
  */
 const PAD = 64;
-
-/** Free stretches of the memory by their size in bytes, for reuse by sets made later. */
-const freed = new Map();
-/** The first byte of the memory not yet handed out. */
-let top = 0;
-
-/** `bytes` of the memory (zeroed), at an offset that is a multiple of 16; throws when the memory cannot grow. */
-function allocate(bytes) {
-  const size = Math.ceil(bytes / 16) * 16;
-  const reused = freed.get(size)?.pop();
-  if (reused !== undefined) {
-    new Int8Array(memory.buffer, reused, size).fill(0);
-    return reused;
-  }
-  const end = top + size;
-  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / PAGE));
-  const at = top;
-  top = end;
-  return at;
-}
-
-function release(at, bytes) {
-  const size = Math.ceil(bytes / 16) * 16;
-  if (!freed.has(size)) freed.set(size, []);
-  freed.get(size).push(at);
-}
 
 /** A set's codes by column, in blocks of `rows` slots (as the worker's blocks). */
 export class ColumnCodes {
@@ -119,64 +85,5 @@ export class ColumnCodes {
     for (const { at, bytes } of this.scratch) release(at, bytes);
     this.blocks = [];
     this.scratch = [];
-  }
-}
-
-/** The `n` highest scores offered: a heap with the lowest on top. */
-class Best {
-  constructor(n) {
-    this.n = n;
-    this.size = 0;
-    this.slotsHeld = new Int32Array(n);
-    this.scores = new Int32Array(n);
-  }
-
-  /** The score to beat: the lowest kept once `n` are (before, the lowest there is). */
-  threshold() {
-    return this.size === this.n && this.n > 0 ? this.scores[0] : -(2 ** 31);
-  }
-
-  /** Whether `score` would be kept. */
-  takes(score) {
-    return this.size < this.n || (this.n > 0 && score > this.scores[0]);
-  }
-
-  offer(slot, score) {
-    if (this.size === this.n) {
-      this.sink(slot, score);
-      return;
-    }
-    let i = this.size++;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.scores[parent] <= score) break;
-      this.slotsHeld[i] = this.slotsHeld[parent];
-      this.scores[i] = this.scores[parent];
-      i = parent;
-    }
-    this.slotsHeld[i] = slot;
-    this.scores[i] = score;
-  }
-
-  /** Replaces the lowest with (slot, score) and restores the heap. */
-  sink(slot, score) {
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= this.size) break;
-      const right = left + 1;
-      const child = right < this.size && this.scores[right] < this.scores[left] ? right : left;
-      if (this.scores[child] >= score) break;
-      this.slotsHeld[i] = this.slotsHeld[child];
-      this.scores[i] = this.scores[child];
-      i = child;
-    }
-    this.slotsHeld[i] = slot;
-    this.scores[i] = score;
-  }
-
-  /** The slots, in no order. */
-  slots() {
-    return this.slotsHeld.subarray(0, this.size);
   }
 }

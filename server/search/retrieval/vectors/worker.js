@@ -4,13 +4,15 @@
 // exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
 // them, so the graph's quantization changes which chunks are found, never their scores.
 //
-// Under cosine, each vector's direction is also kept in int8 ("codes"), by row and by column
-// (columns.js), and the set checks the graph against a scan of the codes on its own recent queries
-// (calibrate): until it has, and where the walk finds too few of the true neighbours (vectors whose
-// neighbours are barely nearer than the rest, like the built-in hashing embedder's), searches scan
-// the codes when the scan is affordable: by column for a query with few nonzero components, else
-// every code. Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
-// the service.
+// Under cosine, each vector's direction is also kept in int8 ("codes"), by row (rows.js) and by
+// column (columns.js), and the set checks the graph against a scan of the codes on its own recent
+// queries (calibrate): until it has, and where the walk finds too few of the true neighbours
+// (vectors whose neighbours are barely nearer than the rest, like the built-in hashing embedder's),
+// searches scan the codes when the scan is affordable: by column for a query with few nonzero
+// components, else every code. A long list of chunks to rank (a selective filter's) is first
+// screened by its codes, which bound each distance, so that only the chunks that can make the top
+// get their exact distances (screened). Plain JavaScript: a worker is loaded by Node itself,
+// without the TypeScript loader of the service.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
@@ -19,6 +21,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import usearch from 'usearch';
 import { ID_WORDS } from '../../chunkIdWords.js';
 import { ColumnCodes } from './columns.js';
+import { RowCodes } from './rows.js';
 import { SlotTable } from './slots.js';
 
 /** Vectors per block of storage (blocks keep any one allocation small at millions of vectors). */
@@ -29,11 +32,51 @@ const GRAPH_METRIC = { cosine: 'cos', dot: 'ip', euclidean: 'l2sq' };
 /** int8 steps of a unit vector's components: its direction, as a scan of the codes compares it. */
 const CODE_SCALE = 127;
 
-/** Writes the direction of `v[at..at+n]` into `codes[to..]` (a zero vector: zeros). */
+/**
+ * Writes the direction of `v[at..at+n]` into `codes[to..]` (a zero vector: zeros); returns the norm
+ * of what the codes miss of the direction.
+ */
 function encode(v, at, n, codes, to) {
   const norm = Math.sqrt(squares(v, at, n));
-  const scale = norm > 0 ? CODE_SCALE / norm : 0;
-  for (let i = 0; i < n; i++) codes[to + i] = Math.round(v[at + i] * scale);
+  if (norm === 0) {
+    codes.fill(0, to, to + n);
+    return 0;
+  }
+  let missed = 0;
+  for (let i = 0; i < n; i++) {
+    const component = v[at + i] / norm;
+    codes[to + i] = Math.round(component * CODE_SCALE);
+    const left = component - codes[to + i] / CODE_SCALE;
+    missed += left * left;
+  }
+  return Math.sqrt(missed);
+}
+
+/** Chunks in a list at and above which ranked() screens them by their codes first (screened). */
+const SCREEN_AT = 256;
+/** Added to a screened distance's bound: far above the doubles' rounding in the sums compared. */
+const ROUNDING = 1e-9;
+
+/** The `k`-th smallest of `values` (Infinity when there are fewer): a heap of the k smallest, the largest on top. */
+function kthSmallest(values, k) {
+  if (values.length < k) return Number.POSITIVE_INFINITY;
+  const heap = new Float64Array(k).fill(Number.POSITIVE_INFINITY);
+  for (let j = 0; j < values.length; j++) {
+    const value = values[j];
+    if (!(value < heap[0])) continue;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= k) break;
+      const right = left + 1;
+      const child = right < k && heap[right] > heap[left] ? right : left;
+      if (heap[child] <= value) break;
+      heap[i] = heap[child];
+      i = child;
+    }
+    heap[i] = value;
+  }
+  return heap[0];
 }
 
 /** A vector's sum of squares (its squared norm), summed as pgvector's cosine distance sums it. */
@@ -144,12 +187,13 @@ class DatasetVectors {
     this.blocks = [];
     /** Each slot's sum of squares, in blocks as the vectors. */
     this.squareBlocks = [];
-    /** Cosine only: each slot's direction in int8, in blocks as the vectors (removed: zeros), and by column (null: out of memory). */
-    this.codeBlocks = metric === 'cosine' ? [] : null;
-    this.columns = metric === 'cosine' ? columnCodes(dimension) : null;
+    /** Cosine only: each slot's direction in int8, by row and by column (removed: zeros); null: none held. */
+    this.codes = metric === 'cosine' ? heldCodes(dimension) : null;
+    /** Cosine only: what each slot's codes miss of its direction (encode), in blocks as the vectors. */
+    this.missedBlocks = [];
+    /** One vector's codes, on their way to the rows and the columns. */
+    this.code = new Int8Array(dimension);
     this.dead = 0;
-    /** Removed slots in each block: a scan of a block's codes asks for as many more, to leave them out. */
-    this.deadIn = [];
     /** The graph's recall@10 against the scan on the last calibration's queries (null: none yet). */
     this.recall = null;
     /** The last queries, for calibration; the slots held when it last ran (-1: never); whether it runs. */
@@ -175,7 +219,7 @@ class DatasetVectors {
       const [block, at] = this.vectorAt(slot);
       block.set(vectors.subarray(i * this.dimension, (i + 1) * this.dimension), at);
       this.squareBlocks[Math.floor(slot / BLOCK)][slot % BLOCK] = squares(block, at, this.dimension);
-      if (this.codeBlocks) this.encodeCodes(slot);
+      if (this.codes) this.encodeCodes(slot);
       this.ids.push(ids[i]);
       this.slotOf.set(ids[i], slot);
       keys[i] = BigInt(slot);
@@ -186,24 +230,29 @@ class DatasetVectors {
   /** Writes the codes of the slot's vector, by row and by column. */
   encodeCodes(slot) {
     const [block, at] = this.vectorAt(slot);
-    const codes = this.codeBlocks[Math.floor(slot / BLOCK)];
-    encode(block, at, this.dimension, codes, at);
-    if (!this.columns) return;
+    this.missedBlocks[Math.floor(slot / BLOCK)][slot % BLOCK] = encode(block, at, this.dimension, this.code, 0);
     try {
-      this.columns.write(slot, codes, at);
+      this.codes.rows.write(slot, this.code, 0);
+      this.codes.columns.write(slot, this.code, 0);
     } catch (error) {
-      // The columns' memory cannot grow (it is shared by every set, 4 GiB at most): this set scans by row.
+      // The codes' memory cannot grow (it is shared by every set, 4 GiB at most): this set keeps none.
       if (!(error instanceof RangeError)) throw error;
-      this.columns.release();
-      this.columns = null;
+      this.dropCodes();
     }
+  }
+
+  /** Hands the codes' memory back: the set then walks its graph and ranks by exact distances alone. */
+  dropCodes() {
+    if (!this.codes) return;
+    this.codes.rows.release();
+    this.codes.columns.release();
+    this.codes = null;
   }
 
   newBlock(block = new Float32Array(BLOCK * this.dimension)) {
     this.blocks.push(block);
     this.squareBlocks.push(new Float64Array(BLOCK));
-    this.deadIn.push(0);
-    this.codeBlocks?.push(new Int8Array(BLOCK * this.dimension));
+    if (this.codes) this.missedBlocks.push(new Float64Array(BLOCK));
   }
 
   remove(ids) {
@@ -216,11 +265,10 @@ class DatasetVectors {
     this.slotOf.delete(id);
     this.ids[slot] = null;
     this.dead++;
-    this.deadIn[Math.floor(slot / BLOCK)]++;
     this.graph.remove(BigInt(slot));
     // Zeros: a removed vector's codes add nothing to a scan's sums (scans leave it out).
-    if (this.codeBlocks) this.codeBlocks[Math.floor(slot / BLOCK)].fill(0, (slot % BLOCK) * this.dimension, ((slot % BLOCK) + 1) * this.dimension);
-    this.columns?.clear(slot);
+    this.codes?.rows.clear(slot);
+    this.codes?.columns.clear(slot);
   }
 
   /**
@@ -233,7 +281,7 @@ class DatasetVectors {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
-    const codes = wanted > 0 && this.codeBlocks ? this.codesOf(query) : null;
+    const codes = wanted > 0 && this.codes ? this.codesOf(query) : null;
     const scan = codes ? this.scanFor(codes) : 'none';
     const by = scan === 'none' ? 'graph' : 'scan';
     const answer = (found) => {
@@ -249,7 +297,7 @@ class DatasetVectors {
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walked(query, wanted));
-    if (scan === 'columns') return answer(this.columns.best(codes, wanted, this.ids));
+    if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids));
     return this.scanSoon(query, wanted).then(answer);
   }
 
@@ -266,11 +314,11 @@ class DatasetVectors {
   }
 
   /**
-   * How a scan reads the codes for the query of these codes: 'columns' when they are held and at
-   * most half its components are nonzero (only those columns are read), else 'rows' (every code).
+   * How a scan reads the codes for the query of these codes: 'columns' when at most half its
+   * components are nonzero (only those columns are read), else 'rows' (every code).
    */
   scanKind(codes) {
-    return this.columns && 2 * countNonzero(codes) <= this.dimension ? 'columns' : 'rows';
+    return 2 * countNonzero(codes) <= this.dimension ? 'columns' : 'rows';
   }
 
   /** The int8 codes of the query's direction. */
@@ -283,7 +331,7 @@ class DatasetVectors {
   /** About the `n` nearest slots to `query` by a scan of its codes (scanKind), whatever it reads. */
   scannedNow(query, n) {
     const codes = this.codesOf(query);
-    return this.scanKind(codes) === 'columns' ? Array.from(this.columns.best(codes, n, this.ids)) : this.scanned([query], [n])[0];
+    return this.scanKind(codes) === 'columns' ? Array.from(this.codes.columns.best(codes, n, this.ids)) : this.scanned([query], [n])[0];
   }
 
   /** About the `n` nearest slots to `query`, by the graph's walk. */
@@ -317,36 +365,20 @@ class DatasetVectors {
     }
   }
 
-  /** About the `counts[i]` nearest slots to each of the `queries` in each block, by a scan of the codes (removed slots left out). */
+  /** About the `counts[i]` nearest slots to each of the `queries`, by a scan of every code (removed slots left out). */
   scanned(queries, counts) {
-    const d = this.dimension;
-    const codes = new Int8Array(queries.length * d);
-    for (let i = 0; i < queries.length; i++) encode(queries[i], 0, d, codes, i * d);
-    const most = Math.max(...counts);
-    const found = queries.map(() => []);
-    for (let b = 0; b < this.codeBlocks.length; b++) {
-      const used = Math.min(BLOCK, this.ids.length - b * BLOCK);
-      const k = Math.min(most + this.deadIn[b], used);
-      // Codes are directions: their inner product orders the slots as cosine does. Each query's
-      // keys come nearest first, k to a query (one query: a result of its own shape).
-      const best = usearch.exactSearch(this.codeBlocks[b].subarray(0, used * d), codes, d, k, 'ip', 1);
-      for (let i = 0; i < queries.length; i++) {
-        const keys = queries.length === 1 ? best.keys : best.keys.subarray(i * k, i * k + Number(best.counts[i]));
-        for (let j = 0, taken = 0; j < keys.length && taken < counts[i]; j++) {
-          const slot = b * BLOCK + Number(keys[j]);
-          if (this.ids[slot] === null) continue;
-          found[i].push(slot);
-          taken++;
-        }
-      }
-    }
-    return found;
+    const width = this.codes.rows.width;
+    // Each query's codes as wide as a row's, the rest zeros.
+    const codes = new Int8Array(queries.length * width);
+    for (let i = 0; i < queries.length; i++) encode(queries[i], 0, this.dimension, codes, i * width);
+    // Codes are directions: their inner product orders the slots as cosine does.
+    return this.codes.rows.best(codes, counts, this.ids).map((slots) => Array.from(slots));
   }
 
   /** The `k` nearest of `slots` (repeats and removed ones allowed) by exact distance, nearest first, ties by id. */
   ranked(query, k, slots) {
-    // In slot order: vectors next to each other in memory are read one after another.
-    const ordered = slots.sort();
+    const live = this.liveOf(slots);
+    const chosen = this.codes && k > 0 && live.length >= SCREEN_AT && live.length > k ? this.screened(query, k, live) : live;
     const best = new Nearest(k, this.ids);
     const querySquares = squares(query, 0, this.dimension);
     const nonzero = this.metric.products ? nonzeroOf(query) : null;
@@ -370,21 +402,83 @@ class DatasetVectors {
       }
       size = 0;
     };
-    for (let i = 0; i < ordered.length; i++) {
-      const slot = ordered[i];
-      // Strictly null: a loose test reads each id string from the heap, a cache miss apiece (4 ms in
-      // 10,000 slots among a million).
-      if ((i > 0 && slot === ordered[i - 1]) || this.ids[slot] === null) continue;
-      group[size++] = slot;
+    for (let i = 0; i < chosen.length; i++) {
+      group[size++] = chosen[i];
       if (size === 4) flush();
     }
     if (size > 0) flush();
     return best.ranked();
   }
 
+  /** The live slots of `slots`, each once, in slot order: vectors next to each other in memory are read one after another. */
+  liveOf(slots) {
+    const ordered = slots.sort();
+    const live = new Int32Array(ordered.length);
+    let n = 0;
+    for (let i = 0; i < ordered.length; i++) {
+      const slot = ordered[i];
+      // Strictly null: a loose test reads each id string from the heap, a cache miss apiece (4 ms in
+      // 10,000 slots among a million).
+      if ((i > 0 && slot === ordered[i - 1]) || this.ids[slot] === null) continue;
+      live[n++] = slot;
+    }
+    return live.subarray(0, n);
+  }
+
+  /**
+   * The slots of `live` that may be among the `k` nearest to `query` under cosine, by their codes,
+   * a quarter of the bytes of their vectors, summed with SIMD. A slot's codes give its similarity
+   * within a bound: by Cauchy-Schwarz, off by at most the norm of what they miss of its direction
+   * (or by half a code's step times the sum of the query direction's magnitudes, when less), plus
+   * what the query's own codes miss times the norm of the slot's. The k-th smallest upper bound of
+   * a distance is reached by k slots; a slot whose lower bound is above it can neither be among the
+   * k nearest nor tie with them, so ranking the rest exactly gives the exact answer.
+   */
+  screened(query, k, live) {
+    const rows = this.codes.rows;
+    const norm = Math.sqrt(squares(query, 0, this.dimension));
+    // A zero query has no distance to any vector: nothing to screen.
+    if (norm === 0) return live;
+    const unit = Float64Array.from(query, (x) => x / norm);
+    let magnitudes = 0;
+    for (let i = 0; i < this.dimension; i++) magnitudes += Math.abs(unit[i]);
+    const codes = rows.queryCodes(unit);
+    let sums;
+    try {
+      sums = rows.products(codes, live);
+    } catch (error) {
+      // No memory for the list: every slot is ranked exactly.
+      if (!(error instanceof RangeError)) throw error;
+      return live;
+    }
+    const step = 1 / (codes.scale * CODE_SCALE);
+    const halfSteps = (0.5 / CODE_SCALE) * magnitudes;
+    const lower = new Float64Array(live.length);
+    const upper = new Float64Array(live.length);
+    for (let i = 0; i < live.length; i++) {
+      const slot = live[i];
+      const b = Math.floor(slot / BLOCK);
+      // A zero vector has no distance (no match): it is left out.
+      if (this.squareBlocks[b][slot % BLOCK] === 0) {
+        lower[i] = upper[i] = Number.POSITIVE_INFINITY;
+        continue;
+      }
+      const missed = this.missedBlocks[b][slot % BLOCK];
+      const error = Math.min(missed, halfSteps) + codes.error * (1 + missed) + ROUNDING;
+      const similarity = sums[i] * step;
+      lower[i] = 1 - similarity - error;
+      upper[i] = 1 - similarity + error;
+    }
+    const bar = kthSmallest(upper, k);
+    const kept = new Int32Array(live.length);
+    let n = 0;
+    for (let i = 0; i < live.length; i++) if (lower[i] <= bar) kept[n++] = live[i];
+    return kept.subarray(0, n);
+  }
+
   /** Keeps the query for calibration, and starts one when the set has enough queries and is new or has grown or shrunk since the last. */
   remember(query) {
-    if (!this.codeBlocks) return;
+    if (!this.codes) return;
     const { queries, regrowth } = this.calibration;
     this.recent.push(Float32Array.from(query));
     if (this.recent.length > queries) this.recent.shift();
@@ -456,7 +550,7 @@ class DatasetVectors {
         for (let i = 0; first + i < ids.length && i < BLOCK; i++) {
           this.squareBlocks[b][i] = squares(block, i * this.dimension, this.dimension);
           // Removed slots' vectors were kept as they were; their codes stay zero.
-          if (this.codeBlocks && ids[first + i] != null) this.encodeCodes(first + i);
+          if (this.codes && ids[first + i] != null) this.encodeCodes(first + i);
         }
       }
     } finally {
@@ -464,10 +558,8 @@ class DatasetVectors {
     }
     this.ids = ids;
     ids.forEach((id, slot) => {
-      if (id == null) {
-        this.dead++;
-        this.deadIn[Math.floor(slot / BLOCK)]++;
-      } else this.slotOf.set(id, slot);
+      if (id == null) this.dead++;
+      else this.slotOf.set(id, slot);
     });
   }
 
@@ -475,18 +567,17 @@ class DatasetVectors {
     return { chunks: this.ids.length - this.dead, slots: this.ids.length, recall: this.recall };
   }
 
-  /** Stops its calibration and hands its columns' memory back. */
+  /** Stops its calibration and hands its codes' memory back. */
   release() {
     this.released = true;
-    this.columns?.release();
-    this.columns = null;
+    this.dropCodes();
   }
 }
 
-/** Codes by column for a set of this dimension; null when the columns' memory cannot grow (searches scan by row). */
-function columnCodes(dimension) {
+/** Codes by row and by column for a set of this dimension; null when their memory cannot grow. */
+function heldCodes(dimension) {
   try {
-    return new ColumnCodes(dimension, BLOCK);
+    return { rows: new RowCodes(dimension, BLOCK), columns: new ColumnCodes(dimension, BLOCK) };
   } catch (error) {
     if (error instanceof RangeError) return null;
     throw error;

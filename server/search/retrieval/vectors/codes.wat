@@ -1,10 +1,59 @@
-;; The scan of int8 codes held by column (columns.js): each row's sum of a query's nonzero
-;; components times the row's codes in those columns, sixteen rows at a time with 128-bit SIMD,
-;; keeping only the rows whose sum is above a threshold (the lowest of the best found so far).
+;; Sums over the held vectors' int8 codes with 128-bit SIMD, in one memory (codeMemory.js): the
+;; codes held by row (rows.js), chosen rows or a scan of them, and a scan of the codes held by
+;; column (columns.js).
 (module
   (memory (export "memory") 1 65536)
 
-  ;; For rows [0, $count) ($count a multiple of 16), the sum over the $pairs pairs p of
+  ;; The inner product of the $width int8 codes at $row ($width a multiple of 16) with the $width
+  ;; i16 at $query. The caller keeps the sums within an i32 (rows.js).
+  (func $product (param $query i32) (param $row i32) (param $width i32) (result i32)
+    (local $j i32) (local $codes v128) (local $q i32) (local $s0 v128) (local $s1 v128)
+    (block $done
+      (loop $eachSixteen
+        (br_if $done (i32.ge_u (local.get $j) (local.get $width)))
+        (local.set $codes (v128.load (i32.add (local.get $row) (local.get $j))))
+        (local.set $q (i32.add (local.get $query) (i32.shl (local.get $j) (i32.const 1))))
+        (local.set $s0 (i32x4.add (local.get $s0) (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s (local.get $codes)) (v128.load (local.get $q)))))
+        (local.set $s1 (i32x4.add (local.get $s1) (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s (local.get $codes)) (v128.load offset=16 (local.get $q)))))
+        (local.set $j (i32.add (local.get $j) (i32.const 16)))
+        (br $eachSixteen)))
+    (local.set $s0 (i32x4.add (local.get $s0) (local.get $s1)))
+    (i32.add
+      (i32.add (i32x4.extract_lane 0 (local.get $s0)) (i32x4.extract_lane 1 (local.get $s0)))
+      (i32.add (i32x4.extract_lane 2 (local.get $s0)) (i32x4.extract_lane 3 (local.get $s0)))))
+
+  ;; For each of the $n rows whose addresses (i32) are at $rows, its product with the query at
+  ;; $query, written as an i32 to $out.
+  (func (export "products") (param $query i32) (param $rows i32) (param $n i32) (param $width i32) (param $out i32)
+    (local $i i32)
+    (block $done
+      (loop $eachRow
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 2)))
+          (call $product (local.get $query) (i32.load (i32.add (local.get $rows) (i32.shl (local.get $i) (i32.const 2)))) (local.get $width)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $eachRow))))
+
+  ;; For the $count rows from $first, $width bytes apart, their products with the query at $query;
+  ;; each row whose product is above $threshold is written to $list as (its index from $first,
+  ;; the product), two i32. Returns how many were.
+  (func (export "rowsAbove") (param $query i32) (param $first i32) (param $count i32) (param $width i32)
+    (param $threshold i32) (param $list i32) (result i32)
+    (local $i i32) (local $sum i32) (local $n i32)
+    (block $done
+      (loop $eachRow
+        (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
+        (local.set $sum (call $product (local.get $query) (i32.add (local.get $first) (i32.mul (local.get $i) (local.get $width))) (local.get $width)))
+        (if (i32.gt_s (local.get $sum) (local.get $threshold))
+          (then
+            (i32.store (i32.add (local.get $list) (i32.shl (local.get $n) (i32.const 3))) (local.get $i))
+            (i32.store offset=4 (i32.add (local.get $list) (i32.shl (local.get $n) (i32.const 3))) (local.get $sum))
+            (local.set $n (i32.add (local.get $n) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $eachRow)))
+    (local.get $n))
+
+  ;; The scan by column: for rows [0, $count) ($count a multiple of 16), the sum over the $pairs pairs p of
   ;; qa * codeA[row] + qb * codeB[row], where $cols holds pair p's two column addresses at 8p and
   ;; 8p + 4 and $weights holds qa | qb << 16 (two i16) at 4p. A pair's bytes are interleaved so
   ;; that one i32x4.dot_i16x8_s multiplies and adds both columns' codes. Each row whose sum is

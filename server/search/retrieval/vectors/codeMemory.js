@@ -1,0 +1,42 @@
+// The memory the held vectors' int8 codes live in, by row (rows.js) and by column (columns.js):
+// that of a small WebAssembly module (codes.wat) whose SIMD loops do the codes' sums. One memory
+// serves every set of the worker; it grows to 4 GiB at most, and what a released set gave back is
+// handed to sets made later. Plain JavaScript, loaded by the vectors' worker.
+import fs from 'node:fs';
+import createWabt from 'wabt';
+
+const wabt = await createWabt();
+const parsed = wabt.parseWat('codes.wat', fs.readFileSync(new URL('./codes.wat', import.meta.url), 'utf8'), { simd: true });
+const { instance } = await WebAssembly.instantiate(parsed.toBinary({}).buffer);
+parsed.destroy();
+export const { memory, above, products: rowProducts, rowsAbove } = instance.exports;
+
+/** Bytes of a WebAssembly memory page. */
+const PAGE = 65_536;
+
+/** Free stretches of the memory by their size in bytes, for reuse by sets made later. */
+const freed = new Map();
+/** The first byte of the memory not yet handed out. */
+let top = 0;
+
+/** `bytes` of the memory (zeroed), at an offset that is a multiple of 16; throws a RangeError when the memory cannot grow. */
+export function allocate(bytes) {
+  const size = Math.ceil(bytes / 16) * 16;
+  const reused = freed.get(size)?.pop();
+  if (reused !== undefined) {
+    new Int8Array(memory.buffer, reused, size).fill(0);
+    return reused;
+  }
+  const end = top + size;
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / PAGE));
+  const at = top;
+  top = end;
+  return at;
+}
+
+/** Hands back what `allocate(bytes)` gave at `at`. */
+export function release(at, bytes) {
+  const size = Math.ceil(bytes / 16) * 16;
+  if (!freed.has(size)) freed.set(size, []);
+  freed.get(size).push(at);
+}
