@@ -5,6 +5,8 @@ export interface QueryCodes {
   scale: number;
   /** The norm of what the codes miss of the vector. */
   error: number;
+  /** The sum of the vector's components' magnitudes. */
+  magnitudes: number;
 }
 
 export class RowCodes {

@@ -45,7 +45,8 @@ export class RowCodes {
 
   /**
    * The i16 codes of a unit vector `unit` (`dimension` numbers) for `products`: as fine as an i16
-   * and the i32 sums allow. `scale`: codes per unit; `error`: the norm of what they miss of `unit`.
+   * and the i32 sums allow. `scale`: codes per unit; `error`: the norm of what they miss of `unit`;
+   * `magnitudes`: the sum of `unit`'s components' magnitudes.
    */
   queryCodes(unit) {
     let largest = 0;
@@ -64,7 +65,7 @@ export class RowCodes {
       const left = unit[i] - (scale === 0 ? 0 : codes[i] / scale);
       missed += left * left;
     }
-    return { codes, scale, error: Math.sqrt(missed) };
+    return { codes, scale, error: Math.sqrt(missed), magnitudes: total };
   }
 
   /** At least `bytes` of scratch memory, at a multiple of 16 (throws a RangeError when the memory cannot grow). */

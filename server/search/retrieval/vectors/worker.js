@@ -439,10 +439,7 @@ class DatasetVectors {
     const norm = Math.sqrt(squares(query, 0, this.dimension));
     // A zero query has no distance to any vector: nothing to screen.
     if (norm === 0) return live;
-    const unit = Float64Array.from(query, (x) => x / norm);
-    let magnitudes = 0;
-    for (let i = 0; i < this.dimension; i++) magnitudes += Math.abs(unit[i]);
-    const codes = rows.queryCodes(unit);
+    const codes = rows.queryCodes(Float64Array.from(query, (x) => x / norm));
     let sums;
     try {
       sums = rows.products(codes, live);
@@ -452,7 +449,7 @@ class DatasetVectors {
       return live;
     }
     const step = 1 / (codes.scale * CODE_SCALE);
-    const halfSteps = (0.5 / CODE_SCALE) * magnitudes;
+    const halfSteps = (0.5 / CODE_SCALE) * codes.magnitudes;
     const lower = new Float64Array(live.length);
     const upper = new Float64Array(live.length);
     for (let i = 0; i < live.length; i++) {
