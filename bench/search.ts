@@ -820,7 +820,10 @@ function heldAmongTagged(ctx: MeasureContext, vector: string, tag: string | null
   const ordinals = liveTagged(index, tag);
   const values = Float32Array.from(JSON.parse(vector) as number[]);
   const hits = (found: Nearest) => found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
-  if (ordinals.length <= selectiveLimit(index.chunks)) return held.nearestAmong(values, n, index.idWordsOf(ordinals, ordinals.length)).then(hits);
+  if (ordinals.length <= selectiveLimit(index.chunks)) {
+    // As the service asks: the worker keeps the tag's list for its next search.
+    return held.nearestInList(values, n, `${held.version} raw ${tag}`, () => index.idWordsOf(ordinals, ordinals.length)).then(hits);
+  }
   const tagged = new Uint8Array(index.capacity);
   for (const d of ordinals) tagged[d] = 1;
   const share = ordinals.length / Math.max(index.chunks, 1);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
+import { packIds } from '../../server/search/chunkIdWords.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
@@ -502,6 +503,37 @@ describe('kept current', () => {
     expect((await semantic(dataset, elsewhere))[0]).toMatchObject({ id: added });
   });
 
+  it('keeps a list ranked again and again ready, as exact as the list sent, until the set changes', async () => {
+    const held = (await service.services.vectors.held(dataset.id, DIMENSION, 'cosine'))!;
+    const random = prng(23);
+    // Long enough to be screened by its codes: the kept list's copies of them are read.
+    const listed = ids.filter((_, i) => i % 3 !== 1).slice(0, 300);
+    const made = vi.fn(() => packIds(listed));
+    const key = `list ${held.version}`;
+    for (const query of vectors(5, random)) {
+      const values = Float32Array.from(query);
+      const sent = await held.nearestAmong(values, 10, packIds(listed));
+      const kept = await held.nearestInList(values, 10, key, made);
+      expect(kept.ids).toEqual(sent.ids);
+      expect(Array.from(kept.distances)).toEqual(Array.from(sent.distances));
+    }
+    // Made once: later searches send the key alone.
+    expect(made).toHaveBeenCalledTimes(1);
+    // The set changes (a chunk of the list deleted): the list is made again, without it.
+    await db()('chunks').where({ id: listed[0] }).del();
+    const current = (await service.services.vectors.held(dataset.id, DIMENSION, 'cosine'))!;
+    expect(current).toBe(held);
+    const toward = Float32Array.from(
+      (await db()('chunk_vectors').where({ chunk_id: listed[1] }).select(db().raw('embedding::text as v')))[0].v.slice(1, -1).split(','),
+      Number,
+    );
+    const after = await held.nearestInList(toward, 10, key, made);
+    expect(made).toHaveBeenCalledTimes(2);
+    expect(after.ids).not.toContain(listed[0]);
+    expect(after.ids[0]).toBe(listed[1]);
+    expect(after.ids).toEqual((await held.nearestAmong(toward, 10, packIds(listed))).ids);
+  });
+
   it('has hybrid search read the version once, with BM25 statistics, and still see a write', async () => {
     // A query no chunk's terms hold: the fused list is the semantic one.
     const hybrid = async (vector: number[]) => (await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 })).hits;
@@ -582,13 +614,17 @@ describe('kept current', () => {
     const few: T.ChunkFilter = { must: [{ field: 'tag_set', match_any: ['few'] }] };
     const search = async (type: 'semantic' | 'hybrid', vector: number[] = target) =>
       (await retrieve(service.services, type, { dataset: own, query: 'unmatched', vector, limit: 10, offset: 0, filter: few })).hits;
+    // The settled answer ranks the filter's list kept ready; the checked one, the ids the table gives.
+    const inList = vi.spyOn(HeldVectors.prototype, 'nearestInList');
     const among = vi.spyOn(HeldVectors.prototype, 'nearestAmong');
     try {
       // Nothing written: the passing chunks are measured once, before the version is known, and kept.
       for (const type of ['semantic', 'hybrid'] as const) {
         among.mockClear();
+        inList.mockClear();
         const hits = await search(type);
-        expect(among).toHaveBeenCalledTimes(1);
+        expect(inList).toHaveBeenCalledTimes(1);
+        expect(among).not.toHaveBeenCalled();
         expect(hits.map((h) => h.id).sort()).toEqual(ids.filter((_, i) => i % 100 === 0).sort());
       }
       // A write the indexes have not caught up with: the early answer is made again once they have.
@@ -598,11 +634,14 @@ describe('kept current', () => {
         const direction = target.map((x, i) => (i === k ? -x : x));
         const [added] = await insertChunks(own, [direction]);
         among.mockClear();
+        inList.mockClear();
         expect((await search(type, direction))[0].id).toBe(added);
-        expect(among).toHaveBeenCalledTimes(2);
+        expect(inList).toHaveBeenCalledTimes(1);
+        expect(among).toHaveBeenCalledTimes(1);
       }
     } finally {
       among.mockRestore();
+      inList.mockRestore();
     }
   });
 });

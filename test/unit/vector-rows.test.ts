@@ -47,6 +47,29 @@ describe('RowCodes', () => {
     }
   });
 
+  it('sums gathered rows as the rows they were copied from, and hands their memory back for another list', () => {
+    const { rows } = filled();
+    try {
+      const query = rows.queryCodes(unit(DIMENSION));
+      const slots = Int32Array.from({ length: 300 }, (_, i) => (11 * i) % SLOTS);
+      const gathered = rows.gather(slots);
+      // Other scratch use in between (a longer list's products) leaves the copies as they were.
+      rows.products(
+        query,
+        Int32Array.from({ length: 3000 }, (_, i) => i % SLOTS),
+      );
+      expect(Array.from(rows.gatheredProducts(query, gathered))).toEqual(Array.from(rows.products(query, slots)));
+      rows.releaseGathered(gathered);
+      // A list of about the same length takes the memory handed back.
+      const again = rows.gather(slots.subarray(0, 290));
+      expect(again.at).toBe(gathered.at);
+      expect(Array.from(rows.gatheredProducts(query, again))).toEqual(Array.from(rows.products(query, slots.subarray(0, 290))));
+      rows.releaseGathered(again);
+    } finally {
+      rows.release();
+    }
+  });
+
   it("codes a query as finely as an i32's sums allow, and says what they miss of it", () => {
     for (const dimension of [DIMENSION, 1536, 4096]) {
       const rows = new RowCodes(dimension, ROWS);

@@ -295,7 +295,7 @@ async function nearestFiltered(
 /**
  * A selective tag filter's nearest chunks from indexes no change has reached for a while (mirrors.ts,
  * settled): the filter answered from BM25's tag lists and every passing chunk measured in the held
- * vectors, both of one version, started before the search has checked that version. The caller
+ * vectors (which keep the list for the filter's next search), both of one version, started before the search has checked that version. The caller
  * keeps the answer when the vectors it checks are these at that version; as BM25's tag lists were
  * at it too, the filter passed the chunks it passes in the database. Null when the indexes are not
  * settled, not of one version, or the filter is not such.
@@ -315,7 +315,10 @@ function settledAmong(
   if (!index || !held || index.version !== held.version) return null;
   const passing = heldPassing(index, tags);
   if (passing.count > selectiveLimit(held.chunks)) return null;
-  return { held, version: held.version, answer: heldHits(request, held.nearestAmong(query.values, n, passing.idWords(passing.count))) };
+  // The filter's chunks at this version: the worker keeps them ready for the filter's next search.
+  const key = `${held.version} ${JSON.stringify(tags)}`;
+  const answer = held.nearestInList(query.values, n, key, () => passing.idWords(passing.count));
+  return { held, version: held.version, answer: heldHits(request, answer) };
 }
 
 /** Each next round of a broad filter's check reads this many times as many candidates. */

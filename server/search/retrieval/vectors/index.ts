@@ -34,6 +34,8 @@ const BYTES_BUDGET = 4 * 2 ** 30;
  * int8 blurs, and a wider search list costs far less here than a walk of pgvector's graph.
  */
 export const GRAPH = { connectivity: 32, expansionAdd: 200, expansionSearch: 384 };
+/** Keys of lists sent to the worker remembered at most (nearestInList). */
+const MOST_SENT_LISTS = 64;
 /** Candidates taken from the graph for a search, at least; they are then ranked exactly. */
 const MIN_CANDIDATES = 100;
 
@@ -102,6 +104,7 @@ interface VectorWorker {
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
   nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array): Nearest;
+  nearestIn(handle: number, query: Float32Array, k: number, key: string, also: Int32Array | null): Nearest | null;
   stats(handle: number): Stats;
   release(handle: number): void;
 }
@@ -111,6 +114,8 @@ export class HeldVectors implements Mirror {
   version = 0;
   chunks = 0;
   private slots = 0;
+  /** The keys of the lists sent to the worker since the set last changed (nearestInList). */
+  private sentLists = new Set<string>();
 
   constructor(
     private readonly worker: Comlink.Remote<VectorWorker>,
@@ -167,6 +172,24 @@ export class HeldVectors implements Mirror {
     return this.worker.nearest(this.handle, query, k, 0, among);
   }
 
+  /**
+   * The `k` nearest of a list of chunks searched again and again (a frequent filter's), by exact
+   * distance, as `nearestAmong`: the worker keeps the list ready under `key` until the set changes,
+   * so that later searches of it send the key alone; `list` (the chunks' ids' words) is made only
+   * when the worker does not hold it. `key` must name the same chunks while the set is unchanged
+   * (the set's version in it, say).
+   */
+  async nearestInList(query: Float32Array, k: number, key: string, list: () => Int32Array): Promise<Nearest> {
+    if (this.sentLists.has(key)) {
+      const found = await this.worker.nearestIn(this.handle, query, k, key, null);
+      if (found) return found;
+    }
+    // Kept few: the worker keeps fewer still, and a key it let go costs one call more.
+    if (this.sentLists.size >= MOST_SENT_LISTS) this.sentLists.clear();
+    this.sentLists.add(key);
+    return (await this.worker.nearestIn(this.handle, query, k, key, list()))!;
+  }
+
   /** Writes the vectors and their graph into `dir`. */
   save(dir: string): Promise<void> {
     return this.worker.save(this.handle, dir);
@@ -178,6 +201,8 @@ export class HeldVectors implements Mirror {
 
   /** Takes the worker's counts after it changed what it holds. */
   took(stats: Stats): void {
+    // The worker forgot its lists when the set changed.
+    this.sentLists.clear();
     this.chunks = stats.chunks;
     this.slots = stats.slots;
   }

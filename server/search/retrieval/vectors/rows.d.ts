@@ -9,6 +9,13 @@ export interface QueryCodes {
   magnitudes: number;
 }
 
+/** Rows copied one after another (RowCodes.gather). */
+export interface GatheredRows {
+  readonly at: number;
+  readonly bytes: number;
+  readonly n: number;
+}
+
 export class RowCodes {
   constructor(dimension: number, rows: number);
   /** Codes a row (the dimension rounded up to 16). */
@@ -23,6 +30,12 @@ export class RowCodes {
   queryCodes(unit: ArrayLike<number>): QueryCodes;
   /** The inner products of the query's codes with the rows of each of `slots`, in their order. */
   products(query: QueryCodes, slots: Int32Array): Int32Array;
+  /** The rows of `slots` copied one after another, for `gatheredProducts` (throws a RangeError when the memory cannot grow). */
+  gather(slots: Int32Array): GatheredRows;
+  /** The inner products of the query's codes with the gathered rows, in their order. */
+  gatheredProducts(query: QueryCodes, gathered: GatheredRows): Int32Array;
+  /** Hands back the memory of rows `gather` copied. */
+  releaseGathered(gathered: GatheredRows): void;
   /** Hands the set's memory back for sets made later. */
   release(): void;
 }

@@ -85,11 +85,47 @@ export class RowCodes {
   products(query, slots) {
     const n = slots.length;
     const at = this.scratchOf(2 * this.width + 8 * n);
-    const rows = at + 2 * this.width;
-    const sums = rows + 4 * n;
-    new Int16Array(memory.buffer, at, this.width).set(query.codes);
+    // The query, then the sums (productsAt), then the rows' addresses.
+    const rows = at + 2 * this.width + 4 * n;
     const addresses = new Int32Array(memory.buffer, rows, n);
     for (let i = 0; i < n; i++) addresses[i] = this.rowAt(slots[i]);
+    return this.productsAt(query, at, rows, n);
+  }
+
+  /**
+   * The rows of `slots` copied one after another, and their addresses, in memory of their own (throws
+   * a RangeError when the memory cannot grow): summed by `gatheredProducts`, a list read again and
+   * again costs no cache miss a row. Its size is rounded up to a power of two, so that what a list
+   * hands back (`releaseGathered`) serves another of about its length.
+   */
+  gather(slots) {
+    const n = slots.length;
+    const bytes = 2 ** Math.ceil(Math.log2(Math.max(n * (this.width + 4), 16)));
+    const at = allocate(bytes);
+    const codes = new Int8Array(memory.buffer);
+    const addresses = new Int32Array(memory.buffer, at + n * this.width, n);
+    for (let i = 0; i < n; i++) {
+      const row = this.rowAt(slots[i]);
+      codes.copyWithin(at + i * this.width, row, row + this.width);
+      addresses[i] = at + i * this.width;
+    }
+    return { at, bytes, n };
+  }
+
+  /** The inner products of the query's codes with the rows `gather` copied, in their order. */
+  gatheredProducts(query, gathered) {
+    const at = this.scratchOf(2 * this.width + 4 * gathered.n);
+    return this.productsAt(query, at, gathered.at + gathered.n * this.width, gathered.n);
+  }
+
+  releaseGathered(gathered) {
+    release(gathered.at, gathered.bytes);
+  }
+
+  /** The products of the query's codes, written at `at`, with the `n` rows whose addresses are at `rows`; the sums are written after the query. */
+  productsAt(query, at, rows, n) {
+    const sums = at + 2 * this.width;
+    new Int16Array(memory.buffer, at, this.width).set(query.codes);
     rowProducts(at, rows, n, this.width, sums);
     return new Int32Array(memory.buffer, sums, n).slice();
   }

@@ -11,7 +11,8 @@
 // searches scan the codes when the scan is affordable: by column for a query with few nonzero
 // components, else every code. A long list of chunks to rank (a selective filter's) is first
 // screened by its codes, which bound each distance, so that only the chunks that can make the top
-// get their exact distances (screened). Plain JavaScript: a worker is loaded by Node itself,
+// get their exact distances (screened); a list ranked search after search is kept ready (lists.js,
+// nearestIn). Plain JavaScript: a worker is loaded by Node itself,
 // without the TypeScript loader of the service.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import usearch from 'usearch';
 import { ID_WORDS } from '../../chunkIdWords.js';
 import { ColumnCodes } from './columns.js';
+import { KeptLists } from './lists.js';
 import { RowCodes } from './rows.js';
 import { SlotTable } from './slots.js';
 
@@ -203,6 +205,10 @@ class DatasetVectors {
     this.released = false;
     /** Scans asked for this turn (scanSoon). */
     this.pendingScans = [];
+    /** Lists ranked again and again, kept ready while the set is unchanged (listOf). */
+    this.lists = new KeptLists((list) => {
+      if (list.rows) this.codes?.rows.releaseGathered(list.rows);
+    });
   }
 
   vectorAt(slot) {
@@ -211,6 +217,7 @@ class DatasetVectors {
 
   /** Adds the chunks' vectors (one after another in `vectors`), replacing what was held for them. */
   add(ids, vectors) {
+    this.lists.clear();
     const keys = new BigUint64Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
       this.removeOne(ids[i]);
@@ -244,6 +251,7 @@ class DatasetVectors {
   /** Hands the codes' memory back: the set then walks its graph and ranks by exact distances alone. */
   dropCodes() {
     if (!this.codes) return;
+    this.lists.clear();
     this.codes.rows.release();
     this.codes.columns.release();
     this.codes = null;
@@ -256,6 +264,7 @@ class DatasetVectors {
   }
 
   remove(ids) {
+    this.lists.clear();
     for (const id of ids) this.removeOne(id);
   }
 
@@ -299,6 +308,49 @@ class DatasetVectors {
     if (scan === 'none') return answer(this.walked(query, wanted));
     if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids));
     return this.scanSoon(query, wanted).then(answer);
+  }
+
+  /**
+   * The `k` nearest of the chunks of the list kept under `key`, by exact distance, as `nearest` with
+   * no candidates; the list is made from `also` (their ids' words) when none is kept, and kept for
+   * the next search of it. Null when none is kept and `also` is null: the caller sends the list.
+   */
+  nearestIn(query, k, key, also) {
+    let list = this.lists.get(key);
+    const made = !list && also ? this.listOf(also) : null;
+    list ??= made;
+    if (!list) return null;
+    const { ids, distances } = this.ranked(query, k, list.slots, list);
+    if (made) this.lists.keep(key, made);
+    return { ids, distances, complete: true, by: 'graph' };
+  }
+
+  /**
+   * The live slots of the chunks `also` names (their ids' words), each once, in slot order; under
+   * cosine, a list long enough to be screened also has its rows of codes copied side by side, and
+   * what each code misses (missedOf), so that screening it reads neither scattered. `bytes`: what
+   * keeping it costs.
+   */
+  listOf(also) {
+    const slots = new Int32Array(also.length / ID_WORDS);
+    let n = 0;
+    for (let at = 0; at < also.length; at += ID_WORDS) {
+      const slot = this.slotOf.slotAt(also, at);
+      if (slot >= 0) slots[n++] = slot;
+    }
+    const live = this.liveOf(slots.subarray(0, n)).slice();
+    const list = { slots: live, rows: null, missed: null, bytes: live.byteLength };
+    if (!this.codes || live.length < SCREEN_AT) return list;
+    list.missed = this.missedOf(live);
+    list.bytes += list.missed.byteLength;
+    try {
+      list.rows = this.codes.rows.gather(live);
+      list.bytes += list.rows.bytes;
+    } catch (error) {
+      // No memory for the copies: the screen reads the rows where they are.
+      if (!(error instanceof RangeError)) throw error;
+    }
+    return list;
   }
 
   /**
@@ -375,10 +427,13 @@ class DatasetVectors {
     return this.codes.rows.best(codes, counts, this.ids).map((slots) => Array.from(slots));
   }
 
-  /** The `k` nearest of `slots` (repeats and removed ones allowed) by exact distance, nearest first, ties by id. */
-  ranked(query, k, slots) {
-    const live = this.liveOf(slots);
-    const chosen = this.codes && k > 0 && live.length >= SCREEN_AT && live.length > k ? this.screened(query, k, live) : live;
+  /**
+   * The `k` nearest of `slots` (repeats and removed ones allowed) by exact distance, nearest first,
+   * ties by id; or of a kept list's (listOf), when it is given.
+   */
+  ranked(query, k, slots, list = null) {
+    const live = list ? list.slots : this.liveOf(slots);
+    const chosen = this.codes && k > 0 && live.length >= SCREEN_AT && live.length > k ? this.screened(query, k, live, list) : live;
     const best = new Nearest(k, this.ids);
     const querySquares = squares(query, 0, this.dimension);
     const nonzero = this.metric.products ? nonzeroOf(query) : null;
@@ -432,9 +487,10 @@ class DatasetVectors {
    * (or by half a code's step times the sum of the query direction's magnitudes, when less), plus
    * what the query's own codes miss times the norm of the slot's. The k-th smallest upper bound of
    * a distance is reached by k slots; a slot whose lower bound is above it can neither be among the
-   * k nearest nor tie with them, so ranking the rest exactly gives the exact answer.
+   * k nearest nor tie with them, so ranking the rest exactly gives the exact answer. A kept list's
+   * codes and misses are read from its copies.
    */
-  screened(query, k, live) {
+  screened(query, k, live, list) {
     const rows = this.codes.rows;
     const norm = Math.sqrt(squares(query, 0, this.dimension));
     // A zero query has no distance to any vector: nothing to screen.
@@ -442,7 +498,7 @@ class DatasetVectors {
     const codes = rows.queryCodes(Float64Array.from(query, (x) => x / norm));
     let sums;
     try {
-      sums = rows.products(codes, live);
+      sums = list?.rows ? rows.gatheredProducts(codes, list.rows) : rows.products(codes, live);
     } catch (error) {
       // No memory for the list: every slot is ranked exactly.
       if (!(error instanceof RangeError)) throw error;
@@ -450,17 +506,16 @@ class DatasetVectors {
     }
     const step = 1 / (codes.scale * CODE_SCALE);
     const halfSteps = (0.5 / CODE_SCALE) * codes.magnitudes;
+    const misses = list?.missed ?? this.missedOf(live);
     const lower = new Float64Array(live.length);
     const upper = new Float64Array(live.length);
     for (let i = 0; i < live.length; i++) {
-      const slot = live[i];
-      const b = Math.floor(slot / BLOCK);
+      const missed = misses[i];
       // A zero vector has no distance (no match): it is left out.
-      if (this.squareBlocks[b][slot % BLOCK] === 0) {
+      if (Number.isNaN(missed)) {
         lower[i] = upper[i] = Number.POSITIVE_INFINITY;
         continue;
       }
-      const missed = this.missedBlocks[b][slot % BLOCK];
       const error = Math.min(missed, halfSteps) + codes.error * (1 + missed) + ROUNDING;
       const similarity = sums[i] * step;
       lower[i] = 1 - similarity - error;
@@ -471,6 +526,17 @@ class DatasetVectors {
     let n = 0;
     for (let i = 0; i < live.length; i++) if (lower[i] <= bar) kept[n++] = live[i];
     return kept.subarray(0, n);
+  }
+
+  /** What the codes of each of `slots` miss of its direction (encode); NaN for a zero vector, which has no direction. */
+  missedOf(slots) {
+    const misses = new Float64Array(slots.length);
+    for (let i = 0; i < slots.length; i++) {
+      const b = Math.floor(slots[i] / BLOCK);
+      const s = slots[i] % BLOCK;
+      misses[i] = this.squareBlocks[b][s] === 0 ? Number.NaN : this.missedBlocks[b][s];
+    }
+    return misses;
   }
 
   /** Keeps the query for calibration, and starts one when the set has enough queries and is new or has grown or shrunk since the last. */
@@ -567,6 +633,7 @@ class DatasetVectors {
   /** Stops its calibration and hands its codes' memory back. */
   release() {
     this.released = true;
+    this.lists.clear();
     this.dropCodes();
   }
 }
@@ -669,6 +736,10 @@ Comlink.expose(
     async nearest(handle, query, k, candidates, also) {
       const answer = await held(handle).nearest(query, k, candidates, also);
       return Comlink.transfer(answer, [answer.distances.buffer]);
+    },
+    nearestIn(handle, query, k, key, also) {
+      const answer = held(handle).nearestIn(query, k, key, also);
+      return answer && Comlink.transfer(answer, [answer.distances.buffer]);
     },
     save(handle, dir) {
       held(handle).save(dir);
