@@ -295,10 +295,11 @@ async function nearestFiltered(
 /**
  * A selective tag filter's nearest chunks from indexes no change has reached for a while (mirrors.ts,
  * settled): the filter answered from BM25's tag lists and every passing chunk measured in the held
- * vectors (which keep the list for the filter's next search), both of one version, started before the search has checked that version. The caller
- * keeps the answer when the vectors it checks are these at that version; as BM25's tag lists were
- * at it too, the filter passed the chunks it passes in the database. Null when the indexes are not
- * settled, not of one version, or the filter is not such.
+ * vectors (which keep the list for the filter's next search), both of one version, started before
+ * the search has checked that version. The caller keeps the answer when the vectors it checks are
+ * these at that version; as BM25's tag lists were at it too, the filter passed the chunks it passes
+ * in the database. Null when the indexes are not settled, not of one version, or the filter is not
+ * such.
  */
 function settledAmong(
   services: Services,

@@ -55,8 +55,8 @@
 
   ;; The scan by column: for rows [0, $count) ($count a multiple of 16), the sum over the $pairs
   ;; pairs p of qa * codeA[row] + qb * codeB[row], where $cols holds pair p's two column addresses
-  ;; at 8p and 8p + 4 and $weights holds qa | qb << 16 (two i16) at 4p. A pair's bytes are interleaved so
-  ;; that one i32x4.dot_i16x8_s multiplies and adds both columns' codes. Each row whose sum is
+  ;; at 8p and 8p + 4 and $weights holds qa | qb << 16 (two i16) at 4p. A pair's bytes are
+  ;; interleaved so that one i32x4.dot_i16x8_s multiplies and adds both columns' codes. Each row whose sum is
   ;; above $threshold is written to $list as (row, sum), two i32; returns how many were. $group:
   ;; 64 bytes for a group of sixteen sums that has one above.
   (func (export "above") (param $cols i32) (param $weights i32) (param $pairs i32) (param $count i32)

@@ -12,8 +12,8 @@
 // components, else every code. A long list of chunks to rank (a selective filter's) is first
 // screened by its codes, which bound each distance, so that only the chunks that can make the top
 // get their exact distances (screened); a list ranked search after search is kept ready (lists.js,
-// nearestIn). Plain JavaScript: a worker is loaded by Node itself,
-// without the TypeScript loader of the service.
+// nearestIn). Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
+// the service.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
@@ -294,14 +294,7 @@ class DatasetVectors {
     const scan = codes ? this.scanFor(codes) : 'none';
     const by = scan === 'none' ? 'graph' : 'scan';
     const answer = (found) => {
-      const slots = new Int32Array(found.length + also.length / ID_WORDS);
-      let n = 0;
-      for (const slot of found) slots[n++] = slot;
-      for (let at = 0; at < also.length; at += ID_WORDS) {
-        const slot = this.slotOf.slotAt(also, at);
-        if (slot >= 0) slots[n++] = slot;
-      }
-      const { ids, distances } = this.ranked(query, k, slots.subarray(0, n));
+      const { ids, distances } = this.ranked(query, k, this.slotsOf(also, found));
       return { ids, distances, complete: found.length >= wanted, by };
     };
     if (wanted === 0) return answer([]);
@@ -332,13 +325,7 @@ class DatasetVectors {
    * keeping it costs.
    */
   listOf(also) {
-    const slots = new Int32Array(also.length / ID_WORDS);
-    let n = 0;
-    for (let at = 0; at < also.length; at += ID_WORDS) {
-      const slot = this.slotOf.slotAt(also, at);
-      if (slot >= 0) slots[n++] = slot;
-    }
-    const live = this.liveOf(slots.subarray(0, n)).slice();
+    const live = this.liveOf(this.slotsOf(also)).slice();
     const list = { slots: live, rows: null, missed: null, bytes: live.byteLength };
     if (!this.codes || live.length < SCREEN_AT) return list;
     list.missed = this.missedOf(live);
@@ -351,6 +338,18 @@ class DatasetVectors {
       if (!(error instanceof RangeError)) throw error;
     }
     return list;
+  }
+
+  /** The slots `found`, then those of the chunks `also` names (their ids' words) that the set holds. */
+  slotsOf(also, found = []) {
+    const slots = new Int32Array(found.length + also.length / ID_WORDS);
+    let n = 0;
+    for (const slot of found) slots[n++] = slot;
+    for (let at = 0; at < also.length; at += ID_WORDS) {
+      const slot = this.slotOf.slotAt(also, at);
+      if (slot >= 0) slots[n++] = slot;
+    }
+    return slots.subarray(0, n);
   }
 
   /**
