@@ -1,7 +1,9 @@
 // Semantic search from the vectors held in memory (search/retrieval/vectors, migration 019) against
 // an exact nearest-neighbour search computed here: for each metric the graph serves, nearly every
 // true neighbour found and every score the exact one; and the held vectors kept current by the
-// change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes.
+// change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes;
+// a long scan by column shared with a helper thread answers the same.
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
@@ -411,6 +413,19 @@ describe('calibration', () => {
     for (const answer of await nearestOf(held, dense)) expect(answer.by).toBe('graph');
     const queries = sparse(QUERIES, 4);
     expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
+    const [query] = queries;
+    const [first] = await semantic(dataset, query);
+    await db()('chunks').where({ id: first.id }).del();
+    expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
+  });
+
+  it('shares a long scan by column with a helper thread, with the same exact answers', async () => {
+    const { dataset, stored, ids, held } = await calibrated('calibrated shared scan', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1, splitBytes: 0 });
+    const queries = sparse(QUERIES, 4);
+    const shared = await held.sharedScans();
+    expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
+    // One thread only: nothing to share with.
+    if (os.availableParallelism() > 1) expect((await held.sharedScans()) - shared).toBe(QUERIES);
     const [query] = queries;
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

@@ -1,9 +1,10 @@
-// The held vectors' int8 codes by column (columns.wat's SIMD sums): a scan's candidates are the
+// The held vectors' int8 codes by column (codes.wat's SIMD sums): a scan's candidates are the
 // top inner products a plain loop over the same codes finds, across blocks, for queries with an
-// odd or even count of nonzero components of either sign, leaving removed slots out, and a set
-// made in memory another set gave back starts from zeros.
+// odd or even count of nonzero components of either sign, leaving cleared slots out, alone or
+// shared with a helper thread, and a set made in memory another set gave back starts from zeros.
 import { describe, expect, it } from 'vitest';
 import { ColumnCodes } from '../../server/search/retrieval/vectors/columns.js';
+import { scanHelpers } from '../../server/search/retrieval/vectors/helpers.js';
 import { prng } from '../support/prng.js';
 
 const DIMENSION = 40;
@@ -28,59 +29,71 @@ function query(nonzero: number): Int8Array {
 const products = (codes: Int8Array, q: Int8Array, slots: number) =>
   Array.from({ length: slots }, (_, s) => q.reduce((sum, x, c) => sum + x * codes[s * DIMENSION + c], 0));
 
-/** Whether `found` holds `n` live slots whose products are the `n` largest (ties may pick either). */
-function expectTop(found: Int32Array, scores: number[], ids: (string | null)[], n: number) {
-  const live = scores.map((score, slot) => ({ score, slot })).filter(({ slot }) => ids[slot] !== null);
+/** Whether `found` holds `n` held slots whose products are the `n` largest (ties may pick either). */
+function expectTop(found: Int32Array, scores: number[], held: boolean[], n: number) {
+  const live = scores.map((score, slot) => ({ score, slot })).filter(({ slot }) => held[slot]);
   const expected = live.sort((a, b) => b.score - a.score).slice(0, n);
   expect(found).toHaveLength(expected.length);
   expect(new Set(found).size).toBe(found.length);
-  for (const slot of found) expect(ids[slot]).not.toBeNull();
+  for (const slot of found) expect(held[slot]).toBe(true);
   expect(Array.from(found, (slot) => scores[slot]).sort((a, b) => b - a)).toEqual(expected.map((e) => e.score));
 }
 
 describe('ColumnCodes', () => {
   const SLOTS = 3 * ROWS + 21;
 
-  it('finds the largest inner products across blocks, for any count and sign of nonzero components', () => {
+  it.each([
+    ['alone', {}],
+    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
+  ])('finds the largest inner products across blocks, for any count and sign of nonzero components, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
-    const columns = new ColumnCodes(DIMENSION, ROWS);
+    const columns = new ColumnCodes(DIMENSION, ROWS, sharing);
     for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
-    const ids = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
+    const held = new Array<boolean>(SLOTS).fill(true);
+    const answered = scanHelpers(1)[0].answered;
     try {
       for (const nonzero of [1, 2, 5, 8, 20, DIMENSION]) {
         const q = query(nonzero);
         const scores = products(codes, q, SLOTS);
-        for (const n of [1, 10, SLOTS, SLOTS + 5]) expectTop(columns.best(q, n, ids), scores, ids, n);
+        for (const n of [1, 10, SLOTS, SLOTS + 5]) expectTop(columns.best(q, n, SLOTS), scores, held, n);
       }
+      // Each scan's second share was the helper's.
+      expect(scanHelpers(1)[0].answered - answered).toBe('splitBytes' in sharing ? 24 : 0);
     } finally {
       columns.release();
     }
   });
 
-  it('leaves removed slots out, scores cleared ones 0, and scans only the slots held so far', () => {
+  it.each([
+    ['alone', {}],
+    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
+  ])('leaves cleared slots out, and scans only the slots asked for, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
-    const columns = new ColumnCodes(DIMENSION, ROWS);
+    const columns = new ColumnCodes(DIMENSION, ROWS, sharing);
     for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
-    const ids: (string | null)[] = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
+    const held = new Array<boolean>(SLOTS).fill(true);
     try {
       const q = query(6);
       const scores = products(codes, q, SLOTS);
-      // The best ten removed (their codes still there): the next ten take their places.
+      // The best ten cleared: the next ten take their places.
       const best = scores.map((score, slot) => ({ score, slot })).sort((a, b) => b.score - a.score);
-      const removed = best.slice(0, 10).map((b) => b.slot);
-      for (const slot of removed) ids[slot] = null;
-      expectTop(columns.best(q, 10, ids), scores, ids, 10);
-      // Cleared codes score 0: held again, they are still outscored by the next ten.
-      for (const slot of removed) {
+      for (const { slot } of best.slice(0, 10)) {
         columns.clear(slot);
-        ids[slot] = `chunk ${slot}`;
+        held[slot] = false;
+      }
+      expectTop(columns.best(q, 10, SLOTS), scores, held, 10);
+      // Written again, as zeros: held, they score 0, still outscored by the next ten.
+      const zeros = new Int8Array(DIMENSION);
+      for (const { slot } of best.slice(0, 10)) {
+        columns.write(slot, zeros, 0);
+        held[slot] = true;
         scores[slot] = 0;
       }
       expect(best[19].score).toBeGreaterThan(0);
-      expectTop(columns.best(q, 10, ids), scores, ids, 10);
-      // Fewer slots held (a block only partly written): none beyond them is a candidate.
-      const held = ids.slice(0, ROWS + 3);
-      for (const slot of columns.best(q, SLOTS, held)) expect(slot).toBeLessThan(ROWS + 3);
+      expectTop(columns.best(q, 10, SLOTS), scores, held, 10);
+      // Fewer slots asked for (a block only partly written): none beyond them is a candidate.
+      for (const slot of columns.best(q, SLOTS, ROWS + 3)) expect(slot).toBeLessThan(ROWS + 3);
+      expect(columns.best(q, SLOTS, ROWS + 3)).toHaveLength(ROWS + 3);
     } finally {
       columns.release();
     }
@@ -98,8 +111,7 @@ describe('ColumnCodes', () => {
     const ones = new Int8Array(DIMENSION).fill(1);
     try {
       for (const slot of written) second.write(slot, ones, 0);
-      const ids = Array.from({ length: SLOTS }, (_, s) => `chunk ${s}`);
-      expect(Array.from(second.best(new Int8Array(DIMENSION).fill(127), written.length, ids)).sort((a, b) => a - b)).toEqual(written);
+      expect(Array.from(second.best(new Int8Array(DIMENSION).fill(127), written.length, SLOTS)).sort((a, b) => a - b)).toEqual(written);
     } finally {
       second.release();
     }

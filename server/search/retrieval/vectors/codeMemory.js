@@ -1,15 +1,18 @@
 // The memory the held vectors' int8 codes live in, by row (rows.js) and by column (columns.js):
 // that of a small WebAssembly module (codes.wat) whose SIMD loops do the codes' sums. One memory
 // serves every set of the worker; it grows to 4 GiB at most, and what a released set gave back is
-// handed to sets made later. Plain JavaScript, loaded by the vectors' worker.
+// handed to sets made later. The memory is shared: a helper thread (helpers.js) is handed it, runs
+// the same loops over it, and allocates nothing. Plain JavaScript, loaded by the vectors' worker.
 import fs from 'node:fs';
+import { workerData } from 'node:worker_threads';
 import createWabt from 'wabt';
 
+export const memory = workerData?.codeMemory ?? new WebAssembly.Memory({ initial: 1, maximum: 65_536, shared: true });
 const wabt = await createWabt();
-const parsed = wabt.parseWat('codes.wat', fs.readFileSync(new URL('./codes.wat', import.meta.url), 'utf8'), { simd: true });
-const { instance } = await WebAssembly.instantiate(parsed.toBinary({}).buffer);
+const parsed = wabt.parseWat('codes.wat', fs.readFileSync(new URL('./codes.wat', import.meta.url), 'utf8'), { simd: true, threads: true });
+const { instance } = await WebAssembly.instantiate(parsed.toBinary({}).buffer, { codes: { memory } });
 parsed.destroy();
-export const { memory, above, products: rowProducts, rowsAbove } = instance.exports;
+export const { above, products: rowProducts, rowsAbove } = instance.exports;
 
 /** Bytes of a WebAssembly memory page. */
 const PAGE = 65_536;

@@ -1,8 +1,8 @@
 ;; Sums over the held vectors' int8 codes with 128-bit SIMD, in one memory (codeMemory.js): the
 ;; codes held by row (rows.js), chosen rows or a scan of them, and a scan of the codes held by
-;; column (columns.js).
+;; column (columns.js). The memory is shared, so that helper threads scan a share of it (helpers.js).
 (module
-  (memory (export "memory") 1 65536)
+  (import "codes" "memory" (memory 1 65536 shared))
 
   ;; The inner product of the $width int8 codes at $row ($width a multiple of 16) with the $width
   ;; i16 at $query. The caller keeps the sums within an i32 (rows.js).

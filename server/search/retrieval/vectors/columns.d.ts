@@ -1,12 +1,15 @@
 // Types of columns.js (plain JavaScript, loaded by the vectors' worker).
 export class ColumnCodes {
-  constructor(dimension: number, rows: number);
+  /** `splitBytes`: codes a scan reads at and above which helper threads take shares of it (at most `threads` - 1 of them). */
+  constructor(dimension: number, rows: number, sharing?: { threads?: number; splitBytes?: number });
+  /** Scans that helpers took shares of. */
+  readonly shared: number;
   /** Writes the codes of `slot` from `codes[at..at + dimension]` (throws a RangeError when the memory cannot grow). */
   write(slot: number, codes: Int8Array, at: number): void;
-  /** Zeroes the codes of `slot`. */
+  /** Zeroes the codes of `slot`, which scans then leave out. */
   clear(slot: number): void;
-  /** The `n` slots of the largest inner product with `query`, in no order, among those `ids` names (null: removed). */
-  best(query: Int8Array, n: number, ids: readonly (string | null)[]): Int32Array;
+  /** The `n` slots below `slots` whose held codes have the largest inner product with `query`, in no order. */
+  best(query: Int8Array, n: number, slots: number): Int32Array;
   /** Hands the set's memory back for sets made later. */
   release(): void;
 }

@@ -1,10 +1,13 @@
 // Int8 codes held by column, for scanning queries with few nonzero components: such a query's
 // scores need only its own columns, so a scan reads a tenth of the codes or less (the built-in
 // hashing embedder's 2-4 word queries set fewer than 40 of 384 components). The columns live in the
-// codes' WebAssembly memory (codeMemory.js), whose SIMD loop does the sums (codes.wat). Plain
-// JavaScript, loaded by the vectors' worker.
+// codes' WebAssembly memory (codeMemory.js), whose SIMD loop does the sums (codes.wat). A scan long
+// enough is shared with helper threads (helpers.js): its cost grows with the set, and at a million
+// vectors it is milliseconds of one core. Plain JavaScript, loaded by the vectors' worker and its
+// helpers.
 import { Best } from './best.js';
 import { above, allocate, memory, release } from './codeMemory.js';
+import { scanHelpers } from './helpers.js';
 
 /**
  * Bytes between the end of a column's rows and the next column: columns a power of two apart would
@@ -12,78 +15,138 @@ import { above, allocate, memory, release } from './codeMemory.js';
  */
 const PAD = 64;
 
+/** A scan's scratch: a query's column pairs (two addresses each), their weights (two i16 each), a block's rows above the threshold (two i32 each) and a group of sixteen sums. */
+function scratchFor(dimension, rows) {
+  const pairs = Math.ceil(dimension / 2);
+  const [cols, weights, list, group] = [8 * pairs, 4 * pairs, 8 * rows, 64].map((bytes) => allocate(bytes));
+  return { cols, weights, list, group, bytes: [8 * pairs, 4 * pairs, 8 * rows, 64] };
+}
+
+function releaseScratch(scratch) {
+  [scratch.cols, scratch.weights, scratch.list, scratch.group].forEach((at, i) => {
+    release(at, scratch.bytes[i]);
+  });
+}
+
+/**
+ * Offers to `top` the slots in [from, to) (`from` a multiple of 16) whose codes are held, each with
+ * its codes' inner product with `query`, where it would be kept. `layout`: where the set's blocks
+ * are (ColumnCodes); `scratch`: memory of this thread's own (scratchFor).
+ */
+export function scanShare({ blocks, stride, rows, dimension }, query, from, to, top, scratch) {
+  const { cols, weights, list, group } = scratch;
+  const nonzero = [];
+  for (let c = 0; c < dimension; c++) if (query[c] !== 0) nonzero.push(c);
+  // An odd one out is paired with itself at weight 0.
+  const pairs = Math.ceil(nonzero.length / 2);
+  const words = new Int32Array(memory.buffer);
+  const bytes = new Uint8Array(memory.buffer);
+  for (let p = 0; p < pairs; p++) {
+    const second = 2 * p + 1 < nonzero.length;
+    words[(weights >> 2) + p] = (query[nonzero[2 * p]] & 0xffff) | ((second ? query[nonzero[2 * p + 1]] : 0) << 16);
+  }
+  for (let b = Math.floor(from / rows); b * rows < to; b++) {
+    const first = Math.max(from - b * rows, 0);
+    const used = Math.min(to - b * rows, rows) - first;
+    for (let p = 0; p < pairs; p++) {
+      const a = nonzero[2 * p];
+      const c = 2 * p + 1 < nonzero.length ? nonzero[2 * p + 1] : a;
+      words[(cols >> 2) + 2 * p] = blocks[b] + a * stride + first;
+      words[(cols >> 2) + 2 * p + 1] = blocks[b] + c * stride + first;
+    }
+    // Only rows that would beat the lowest of the best so far come back.
+    const count = above(cols, weights, pairs, Math.ceil(used / 16) * 16, top.threshold(), list, group);
+    const held = blocks[b] + dimension * stride + first;
+    for (let i = 0; i < 2 * count; i += 2) {
+      const row = words[(list >> 2) + i];
+      const score = words[(list >> 2) + i + 1];
+      if (row < used && bytes[held + row] === 1 && top.takes(score)) top.offer(b * rows + first + row, score);
+    }
+  }
+}
+
 /** A set's codes by column, in blocks of `rows` slots (as the worker's blocks). */
 export class ColumnCodes {
-  constructor(dimension, rows) {
+  /** `splitBytes`: codes a scan reads at and above which helper threads take shares of it (at most `threads` - 1 of them). */
+  constructor(dimension, rows, { threads = 1, splitBytes = Number.POSITIVE_INFINITY } = {}) {
     this.dimension = dimension;
     this.rows = rows;
     this.stride = rows + PAD;
-    /** Each block's offset in the memory: column c of block b starts at blocks[b] + c * stride. */
+    this.threads = threads;
+    this.splitBytes = splitBytes;
+    /**
+     * Each block's offset in the memory: column c of block b starts at blocks[b] + c * stride, and
+     * column `dimension` holds 1 for each slot whose codes are held (written and not cleared since).
+     */
     this.blocks = [];
-    // A query's column pairs (two addresses each), their weights (two i16 each), a block's rows
-    // above the threshold (two i32 each) and a group of sixteen sums.
-    const pairs = Math.ceil(dimension / 2);
-    this.scratch = [8 * pairs, 4 * pairs, 8 * rows, 64].map((bytes) => ({ at: allocate(bytes), bytes }));
+    this.scratch = scratchFor(dimension, rows);
+    /** Scratch of each helper's own (made when first shared). */
+    this.helperScratch = [];
+    /** Scans that helpers took shares of. */
+    this.shared = 0;
+    // Started now, so that the first scan shared does not wait for them to load.
+    if (Number.isFinite(splitBytes)) scanHelpers(threads - 1);
   }
 
   /** Writes the codes of `slot` from `codes[at..at + dimension]` (throws when the memory cannot grow). */
   write(slot, codes, at) {
     const b = Math.floor(slot / this.rows);
-    while (this.blocks.length <= b) this.blocks.push(allocate(this.dimension * this.stride));
+    while (this.blocks.length <= b) this.blocks.push(allocate((this.dimension + 1) * this.stride));
     const bytes = new Int8Array(memory.buffer);
     const first = this.blocks[b] + (slot % this.rows);
     for (let c = 0; c < this.dimension; c++) bytes[first + c * this.stride] = codes[at + c];
+    bytes[first + this.dimension * this.stride] = 1;
   }
 
-  /** Zeroes the codes of `slot` (a removed vector scores 0 with every query). */
+  /** Zeroes the codes of `slot`, which scans then leave out. */
   clear(slot) {
     const b = Math.floor(slot / this.rows);
     if (b >= this.blocks.length) return;
     const bytes = new Int8Array(memory.buffer);
     const first = this.blocks[b] + (slot % this.rows);
-    for (let c = 0; c < this.dimension; c++) bytes[first + c * this.stride] = 0;
+    for (let c = 0; c <= this.dimension; c++) bytes[first + c * this.stride] = 0;
   }
 
   /**
-   * The `n` slots whose codes have the largest inner product with `query` (int8 codes of the
-   * query's direction), in no order, among those `ids` names (its length: the slots; null: removed).
+   * The `n` slots below `slots` whose held codes have the largest inner product with `query` (int8
+   * codes of the query's direction), in no order. The slots are cut into equal shares, one for
+   * this thread and one for each helper, when the scan reads at least `splitBytes`.
    */
-  best(query, n, ids) {
-    const slots = ids.length;
-    const [cols, weights, list, group] = this.scratch.map((s) => s.at);
-    const nonzero = [];
-    for (let c = 0; c < this.dimension; c++) if (query[c] !== 0) nonzero.push(c);
-    // An odd one out is paired with itself at weight 0.
-    const pairs = Math.ceil(nonzero.length / 2);
+  best(query, n, slots) {
+    const layout = { blocks: this.blocks, stride: this.stride, rows: this.rows, dimension: this.dimension };
     const top = new Best(n);
-    for (let b = 0; b < this.blocks.length && b * this.rows < slots; b++) {
-      const words = new Int32Array(memory.buffer);
-      for (let p = 0; p < pairs; p++) {
-        const a = nonzero[2 * p];
-        const second = 2 * p + 1 < nonzero.length;
-        const c = second ? nonzero[2 * p + 1] : a;
-        words[(cols >> 2) + 2 * p] = this.blocks[b] + a * this.stride;
-        words[(cols >> 2) + 2 * p + 1] = this.blocks[b] + c * this.stride;
-        words[(weights >> 2) + p] = (query[a] & 0xffff) | ((second ? query[c] : 0) << 16);
+    const to = Math.min(slots, this.blocks.length * this.rows);
+    let nonzero = 0;
+    for (let c = 0; c < this.dimension; c++) if (query[c] !== 0) nonzero++;
+    const helpers = nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
+    const share = Math.ceil(to / (helpers.length + 1) / 16) * 16;
+    const shareOf = (i) => [Math.min(to, i * share), Math.min(to, (i + 1) * share)];
+    helpers.forEach((helper, i) => {
+      this.helperScratch[i] ??= scratchFor(this.dimension, this.rows);
+      const [from, until] = shareOf(i + 1);
+      helper.start({ layout, query, from, to: until, n, scratch: this.helperScratch[i] });
+    });
+    scanShare(layout, query, ...shareOf(0), top, this.scratch);
+    let helped = false;
+    helpers.forEach((helper, i) => {
+      const found = helper.answer();
+      if (found) {
+        helped = true;
+        for (let j = 0; j < found.slots.length; j++) if (top.takes(found.scores[j])) top.offer(found.slots[j], found.scores[j]);
+      } else {
+        // None in time: its share is scanned here.
+        scanShare(layout, query, ...shareOf(i + 1), top, this.scratch);
       }
-      const used = Math.min(this.rows, slots - b * this.rows);
-      // Only rows that would beat the lowest of the best so far come back.
-      const count = above(cols, weights, pairs, Math.ceil(used / 16) * 16, top.threshold(), list, group);
-      const found = new Int32Array(memory.buffer, list, 2 * count);
-      for (let i = 0; i < 2 * count; i += 2) {
-        const row = found[i];
-        const slot = b * this.rows + row;
-        if (row < used && top.takes(found[i + 1]) && ids[slot] !== null) top.offer(slot, found[i + 1]);
-      }
-    }
+    });
+    if (helped) this.shared++;
     return top.slots();
   }
 
   /** Hands the set's memory back for sets made later. */
   release() {
-    for (const at of this.blocks) release(at, this.dimension * this.stride);
-    for (const { at, bytes } of this.scratch) release(at, bytes);
+    for (const at of this.blocks) release(at, (this.dimension + 1) * this.stride);
+    for (const scratch of [this.scratch, ...this.helperScratch]) releaseScratch(scratch);
     this.blocks = [];
-    this.scratch = [];
+    this.helperScratch = [];
   }
 }

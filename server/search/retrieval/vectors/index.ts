@@ -46,9 +46,12 @@ const MIN_CANDIDATES = 100;
  * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
  * components only (a scan by column) of up to 1,600,000 vectors for a query with 40 (the built-in
  * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short.
- * Calibrated again once the set grew or shrank by `regrowth` since. Mutable for tests.
+ * Calibrated again once the set grew or shrank by `regrowth` since. A scan by column that reads at
+ * least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
+ * (helpers.js); below, handing out a share costs more of the machine than it saves a search.
+ * Mutable for tests.
  */
-export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20 };
+export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20, splitBytes: 8 * 2 ** 20 };
 
 const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
   dimension,
@@ -82,6 +85,8 @@ interface Stats {
   slots: number;
   /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
   recall: number | null;
+  /** Scans by column that helper threads took shares of. */
+  sharedScans: number;
 }
 
 /** What a set of vectors is made with: kept sets made otherwise are read again from the database. */
@@ -136,6 +141,11 @@ export class HeldVectors implements Mirror {
   /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
   async graphRecall(): Promise<number | null> {
     return (await this.worker.stats(this.handle)).recall;
+  }
+
+  /** Scans by column that helper threads took shares of. */
+  async sharedScans(): Promise<number> {
+    return (await this.worker.stats(this.handle)).sharedScans;
   }
 
   async add(page: VectorPage): Promise<void> {

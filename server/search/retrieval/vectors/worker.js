@@ -172,7 +172,7 @@ class DatasetVectors {
     this.dimension = dimension;
     this.metric = METRICS[metric];
     this.threads = threads;
-    /** { target, queries, regrowth, scanBytes }: see CALIBRATION in index.ts. */
+    /** { target, queries, regrowth, scanBytes, splitBytes }: see CALIBRATION in index.ts. */
     this.calibration = calibration;
     this.graph = new usearch.Index({
       dimensions: dimension,
@@ -190,7 +190,7 @@ class DatasetVectors {
     /** Each slot's sum of squares, in blocks as the vectors. */
     this.squareBlocks = [];
     /** Cosine only: each slot's direction in int8, by row and by column (removed: zeros); null: none held. */
-    this.codes = metric === 'cosine' ? heldCodes(dimension) : null;
+    this.codes = metric === 'cosine' ? heldCodes(dimension, { threads, splitBytes: calibration.splitBytes }) : null;
     /** Cosine only: what each slot's codes miss of its direction (encode), in blocks as the vectors. */
     this.missedBlocks = [];
     /** One vector's codes, on their way to the rows and the columns. */
@@ -299,7 +299,7 @@ class DatasetVectors {
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walked(query, wanted));
-    if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids));
+    if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids.length));
     return this.scanSoon(query, wanted).then(answer);
   }
 
@@ -382,7 +382,7 @@ class DatasetVectors {
   /** About the `n` nearest slots to `query` by a scan of its codes (scanKind), whatever it reads. */
   scannedNow(query, n) {
     const codes = this.codesOf(query);
-    return this.scanKind(codes) === 'columns' ? Array.from(this.codes.columns.best(codes, n, this.ids)) : this.scanned([query], [n])[0];
+    return this.scanKind(codes) === 'columns' ? Array.from(this.codes.columns.best(codes, n, this.ids.length)) : this.scanned([query], [n])[0];
   }
 
   /** About the `n` nearest slots to `query`, by the graph's walk. */
@@ -626,7 +626,7 @@ class DatasetVectors {
   }
 
   get stats() {
-    return { chunks: this.ids.length - this.dead, slots: this.ids.length, recall: this.recall };
+    return { chunks: this.ids.length - this.dead, slots: this.ids.length, recall: this.recall, sharedScans: this.codes?.columns.shared ?? 0 };
   }
 
   /** Stops its calibration and hands its codes' memory back. */
@@ -637,10 +637,10 @@ class DatasetVectors {
   }
 }
 
-/** Codes by row and by column for a set of this dimension; null when their memory cannot grow. */
-function heldCodes(dimension) {
+/** Codes by row and by column for a set of this dimension (`sharing`: see ColumnCodes); null when their memory cannot grow. */
+function heldCodes(dimension, sharing) {
   try {
-    return { rows: new RowCodes(dimension, BLOCK), columns: new ColumnCodes(dimension, BLOCK) };
+    return { rows: new RowCodes(dimension, BLOCK), columns: new ColumnCodes(dimension, BLOCK, sharing) };
   } catch (error) {
     if (error instanceof RangeError) return null;
     throw error;
