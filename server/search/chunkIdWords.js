@@ -46,3 +46,23 @@ export function packIds(ids) {
   for (let i = 0; i < ids.length; i++) if (!writeIdWords(ids[i], words, i * ID_WORDS)) throw new Error(`not a chunk id: ${ids[i]}`);
   return words;
 }
+
+/** Character codes of the hex digits, and of a UUID's text form being written (its dashes in place). */
+const HEX_CODES = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const TEXT = new Array(36).fill('-'.charCodeAt(0));
+
+/** The UUID whose words are at `words[at..at+4]`, in PostgreSQL's text form (lower case). */
+export function idOfWords(words, at) {
+  for (let i = 0; i < 32; i++) TEXT[DIGITS[i]] = HEX_CODES[(words[at + (i >> 3)] >>> (28 - 4 * (i & 7))) & 15];
+  return String.fromCharCode.apply(null, TEXT);
+}
+
+/** Whether the id at `words[a..a+4]` comes after the one at `words[b..b+4]` as their text forms sort. */
+export function idAfter(words, a, b) {
+  for (let i = 0; i < ID_WORDS; i++) {
+    const x = words[a + i] >>> 0;
+    const y = words[b + i] >>> 0;
+    if (x !== y) return x > y;
+  }
+  return false;
+}

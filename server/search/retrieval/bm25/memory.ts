@@ -17,9 +17,10 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Bm25Parameters } from './bounds.js';
-import { ID_WORDS, writeIdWords } from '../../chunkIdWords.js';
+import { ID_WORDS, idOfWords, writeIdWords } from '../../chunkIdWords.js';
 import type { TagIndex } from '../../filters/held.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
+import { SlotTable } from '../vectors/slots.js';
 import { PostingList, type TypedArray, grown } from './postingList.js';
 import { BestK, type Ranked, topK } from './topK.js';
 import { type ChunkTerms, chunkTerms, chunkTermsPage } from './postings.js';
@@ -43,15 +44,21 @@ export class DatasetIndex implements Mirror, TagIndex {
   postings = 0;
   /** Bytes the lists keep beside their postings (postingList.ts). */
   private extraBytes = 0;
-  private ids: string[] = [];
-  /** Each ordinal's id as words (chunkIdWords.js), for handing a filter's chunks to the vectors' worker. */
+  /** Ordinals given so far, dead ones included. */
+  private slots = 0;
+  /**
+   * Each ordinal's id as words (chunkIdWords.js): no string a chunk, which at a million chunks
+   * was a million objects more for every garbage collection to mark. Ties are broken on them, and
+   * a filter's chunks go to the vectors' worker as them.
+   */
   private idWords = new Int32Array(1024 * ID_WORDS);
   private lengths = new Int32Array(1024);
   private dead = new Uint8Array(1024);
   private deadCount = 0;
   /** The live chunks' lengths, summed. */
   lengthSum = 0;
-  private readonly ordinalOf = new Map<string, number>();
+  /** The live chunks' ordinals by id. */
+  private readonly ordinalOf = new SlotTable();
   private readonly lists = new Map<string, PostingList>();
   private readonly tagLists = new Map<string, OrdinalList>();
   /** holding()'s counts once dead chunks are skipped, with the list size and dead count they were made at. */
@@ -63,7 +70,7 @@ export class DatasetIndex implements Mirror, TagIndex {
   private epoch = 0;
 
   get chunks(): number {
-    return this.ids.length - this.deadCount;
+    return this.slots - this.deadCount;
   }
 
   /** Its size for the budget: postings, and what the lists keep beside them in postings' worth of bytes. */
@@ -75,15 +82,16 @@ export class DatasetIndex implements Mirror, TagIndex {
   release(): void {}
 
   get deadShare(): number {
-    return this.ids.length === 0 ? 0 : this.deadCount / this.ids.length;
+    return this.slots === 0 ? 0 : this.deadCount / this.slots;
   }
 
   idOf(ordinal: number): string {
-    return this.ids[ordinal];
+    return idOfWords(this.idWords, ordinal * ID_WORDS);
   }
 
   ordinalOfId(id: string): number | undefined {
-    return this.ordinalOf.get(id);
+    const ordinal = this.ordinalOf.get(id);
+    return ordinal < 0 ? undefined : ordinal;
   }
 
   idWordsOf(ordinals: Int32Array, n: number): Int32Array {
@@ -112,30 +120,30 @@ export class DatasetIndex implements Mirror, TagIndex {
 
   /** The ordinals of the chunks the index holds among `ids`, ascending (for matchAmong). */
   ordinalsOf(ids: string[]): Int32Array {
-    return Int32Array.from(ids.flatMap((id) => this.ordinalOf.get(id) ?? [])).sort();
+    return Int32Array.from(ids.flatMap((id) => this.ordinalOfId(id) ?? [])).sort();
   }
 
   /** Grows with every chunk added or removed. */
   get changes(): number {
-    return this.ids.length + this.deadCount;
+    return this.slots + this.deadCount;
   }
 
   /** Slots for ordinals (dead ones included): the size a mask over them needs. */
   get capacity(): number {
-    return this.ids.length;
+    return this.slots;
   }
 
   /** Adds the chunk, replacing what the index held for it. */
   add(chunk: ChunkTerms): void {
     this.remove(chunk.id);
-    const ordinal = this.ids.length;
+    const ordinal = this.slots;
     if (ordinal === this.lengths.length) {
       this.lengths = grown(this.lengths, ordinal * 2);
       this.dead = grown(this.dead, ordinal * 2);
       this.idWords = grown(this.idWords, ordinal * 2 * ID_WORDS);
     }
     if (!writeIdWords(chunk.id, this.idWords, ordinal * ID_WORDS)) throw new Error(`not a chunk id: ${chunk.id}`);
-    this.ids.push(chunk.id);
+    this.slots++;
     this.lengths[ordinal] = chunk.length;
     this.lengthSum += chunk.length;
     this.ordinalOf.set(chunk.id, ordinal);
@@ -161,7 +169,7 @@ export class DatasetIndex implements Mirror, TagIndex {
 
   remove(id: string): void {
     const ordinal = this.ordinalOf.get(id);
-    if (ordinal === undefined) return;
+    if (ordinal < 0) return;
     this.dead[ordinal] = 1;
     this.deadCount++;
     this.lengthSum -= this.lengths[ordinal];
@@ -186,7 +194,7 @@ export class DatasetIndex implements Mirror, TagIndex {
    * k1·(1 − b + b·len/avg)), computed as the SQL path computes it.
    */
   match(terms: string[], weights: number[], { k1, b, averageLength }: Bm25Parameters): Matches {
-    const slots = this.ids.length;
+    const slots = this.slots;
     if (this.scratchScores.length < slots) {
       this.scratchScores = new Float64Array(this.lengths.length);
       this.scratchSeen = new Uint32Array(this.lengths.length);
@@ -226,7 +234,7 @@ export class DatasetIndex implements Mirror, TagIndex {
 
   /** Writes the index into `dir` (typed arrays in this machine's byte order), for `readFrom`. */
   async saveTo(dir: string): Promise<void> {
-    const slots = this.ids.length;
+    const slots = this.slots;
     const lists = [...this.lists];
     const ordinals = new Int32Array(this.postings);
     const tfs = new Uint16Array(this.postings);
@@ -245,7 +253,7 @@ export class DatasetIndex implements Mirror, TagIndex {
     }
     const layout: KeptLayout = {
       format: KEPT_FORMAT,
-      ids: this.ids,
+      ids: Array.from({ length: slots }, (_, ordinal) => this.idOf(ordinal)),
       terms: lists.map(([term, list]) => [term, list.size]),
       tags: tagLists.map(([tag, list]) => [tag, list.size]),
     };
@@ -271,7 +279,7 @@ export class DatasetIndex implements Mirror, TagIndex {
       return array;
     };
     const index = new DatasetIndex();
-    index.ids = layout.ids;
+    index.slots = slots;
     index.lengths = await read('lengths.i32', Int32Array, slots, slots * 2);
     index.dead = await read('dead.u8', Uint8Array, slots, slots * 2);
     index.idWords = new Int32Array(Math.max(slots * 2, 2) * ID_WORDS);
@@ -309,7 +317,7 @@ export class DatasetIndex implements Mirror, TagIndex {
 
   /** The best `k` matches scoring at least `least`, best first, ties by chunk id. */
   best(matches: Matches, k: number, least: number): Ranked[] {
-    const best = new BestK(k, this.ids);
+    const best = new BestK(k, this.idWords);
     const { scores, ordinals } = matches;
     for (let i = 0; i < scores.length; i++) if (scores[i] >= least) best.offer(ordinals[i], scores[i]);
     return best.ranked();
@@ -361,7 +369,7 @@ export class DatasetIndex implements Mirror, TagIndex {
       return this.best(skipped === this.dead ? matches : kept(matches, skipped), k, least);
     }
     const lists = terms.map((term) => this.lists.get(term) ?? null);
-    return topK(lists, weights, { ids: this.ids, skipped, lengths: this.lengths }, parameters, k, least);
+    return topK(lists, weights, { idWords: this.idWords, skipped, lengths: this.lengths }, parameters, k, least);
   }
 }
 

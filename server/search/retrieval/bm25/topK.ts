@@ -7,6 +7,7 @@
 // class (postingList.ts) cannot reach the floor are passed over without reading the chunk.
 import { type Bm25Parameters, MAX_LENGTH, longestReaching } from './bounds.js';
 import { EXACT_CLASSES, type PostingList, TRACKED_TF, lengthClass } from './postingList.js';
+import { ID_WORDS, idAfter } from '../../chunkIdWords.js';
 
 /** A chunk by ordinal, and its score. */
 export interface Ranked {
@@ -16,7 +17,8 @@ export interface Ranked {
 
 /** What the walk reads of a chunk by ordinal. */
 export interface ChunkTable {
-  ids: string[];
+  /** Each ordinal's id as words (chunkIdWords.js). */
+  idWords: Int32Array;
   /** 0 for a chunk the walk may take; 1 (or beyond its end) for one it passes over: dead, or failing a filter. */
   skipped: Uint8Array;
   lengths: Int32Array;
@@ -43,7 +45,7 @@ const NONE = 0x7fffffff;
  */
 export function topK(lists: (PostingList | null)[], weights: number[], chunks: ChunkTable, parameters: Bm25Parameters, k: number, least: number): Ranked[] {
   if (k <= 0) return [];
-  const best = new BestK(k, chunks.ids);
+  const best = new BestK(k, chunks.idWords);
   const cursors: Cursor[] = [];
   lists.forEach((list, t) => {
     if (list && list.size > 0) cursors.push({ term: t, list, weight: weights[t], most: weights[t] * list.most(parameters), at: 0 });
@@ -152,14 +154,14 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
   }
 }
 
-/** The best k chunks offered: a heap with the worst on top; lower score, then the larger id, is worse. */
+/** The best k chunks offered: a heap with the worst on top; lower score, then the larger id, is worse (ids as words by ordinal, chunkIdWords.js). */
 export class BestK {
   private readonly ordinals: number[] = [];
   private readonly scores: number[] = [];
 
   constructor(
     private readonly k: number,
-    private readonly ids: string[],
+    private readonly idWords: Int32Array,
   ) {}
 
   get full(): boolean {
@@ -194,7 +196,7 @@ export class BestK {
   }
 
   private worse(a: number, aScore: number, b: number, bScore: number): boolean {
-    return aScore < bScore || (aScore === bScore && this.ids[a] > this.ids[b]);
+    return aScore < bScore || (aScore === bScore && idAfter(this.idWords, a * ID_WORDS, b * ID_WORDS));
   }
 
   private worseAt(i: number, j: number): boolean {
