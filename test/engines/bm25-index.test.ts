@@ -371,21 +371,25 @@ describe('BM25 index upkeep', () => {
       expectSameHits(await bm25({ query, limit: 10 }, target), ranking.slice(0, 10), query, ranking);
     };
     // Through the API, the page's rows are read as soon as the early answer is there: one statement
-    // reads them when that answer is kept, another when it was not.
-    const rowReads = async (query: string) => {
-      const statements: string[] = [];
-      const listener = (q: { sql: string }) => statements.push(q.sql);
+    // reads them when that answer is kept, another when it was not. Hybrid search makes its keyword
+    // list the same way, and reads no rows for it: its hits are not the page's.
+    const rowReads = async (query: string, searchType: 'bm25' | 'hybrid' = 'bm25') => {
+      const reads: string[][] = [];
+      const listener = (q: { sql: string; bindings?: unknown[] }) => {
+        if (q.sql.includes('chunk_html')) reads.push((q.bindings?.[1] as string[] | undefined) ?? []);
+      };
       db().on('query', listener);
       try {
         const { data } = await searchChunks({
           client: service.client(),
           headers: { 'SVC-Dataset': target.id, 'X-API-Version': 'V2' },
-          body: { query, search_type: 'bm25', page_size: 3 },
+          body: { query, search_type: searchType, page_size: 3 },
         });
         const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
         const chunks = (data as T.SearchResponseBody).chunks;
-        expect(chunks.map((c) => (c.chunk as T.ChunkMetadata).id)).toEqual(ranking.slice(0, 3).map((h) => h.id));
-        return statements.filter((sql) => sql.includes('chunk_html')).length;
+        if (searchType === 'bm25') expect(chunks.map((c) => (c.chunk as T.ChunkMetadata).id)).toEqual(ranking.slice(0, 3).map((h) => h.id));
+        else for (const read of reads) expect(read).toHaveLength(3);
+        return reads.length;
       } finally {
         db().off('query', listener);
       }
@@ -393,6 +397,7 @@ describe('BM25 index upkeep', () => {
     try {
       for (const query of QUERIES.slice(0, 10)) await expectExact(query);
       expect(await rowReads('glacier canyon')).toBe(1);
+      expect(await rowReads('glacier canyon', 'hybrid')).toBe(1);
       // Answered on the settled index: none needed its check.
       expect(checks).not.toHaveBeenCalled();
       // A write behind the settled index: the statistics' version differs, the search is made again.

@@ -8,7 +8,6 @@
 // never compared, only their orders. `total` is the size of the union of the two lists (after the
 // threshold, which applies to the fused score): the chunks hybrid search can return, capped at
 // twice the window.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
@@ -45,14 +44,16 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // Each list unthresholded: the threshold is on the fused score. A selective filter's passing
   // chunks are read once for both lists.
   const reads = new FilterReads(request.filter, request.conditions);
-  const each = { ...request, scoreThreshold: null, filterReads: reads };
+  // Neither list's hits are the page's: no rows read ahead for them.
+  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined };
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
   const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
   // A tag filter is answered from BM25's held postings for both lists.
   if (prepared) reads.held = heldTagFilter(services, each, prepared);
-  // BM25 scores on this thread a turn of the event loop after its statistics come: by then the
-  // semantic list has handed its graph walk to the vectors' worker, and the two run at once.
-  const keywords = prepared ? prepared.then(() => nextTurn()).then(() => bm25Top(services, each, window, prepared)) : fulltextTop(services, each, window);
+  // BM25 scores on this thread a turn of the event loop after the statistics' statement is sent
+  // (on a settled index, while it travels; else once the statistics come): by then the semantic
+  // list has handed its graph walk to the vectors' worker, and the two run at once.
+  const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
   // vector is not the query text's own. The semantic list starts without waiting for the
   // statistics: on settled indexes it is made while they are read.

@@ -196,8 +196,9 @@ async function countInSql(db: Knex, request: RetrievalRequest, query: Bm25Query)
 
 /**
  * The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL;
- * null when no chunk holds a query term. The query's statistics come first: the version they were
- * read at spares an index already there its catch-up statement.
+ * null when no chunk holds a query term. The query's statistics come first (`given`: read by the
+ * caller): the version they were read at spares an index already there its catch-up statement. On
+ * a settled index the search is made while they are read (searchSettled).
  */
 async function search(
   services: Services,
@@ -210,7 +211,7 @@ async function search(
   const least = request.scoreThreshold ?? 0;
   const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request) };
   const reading = given ?? prepareBm25(db, request);
-  const early = given ? null : searchSettled(services, request, plan).catch(() => null);
+  const early = searchSettled(services, request, plan).catch(() => null);
   const { query, version, statistics } = await reading;
   const settled = await early;
   if (settled && sameStatistics(settled.statistics, statistics)) return settled.found;
