@@ -2,7 +2,8 @@
 // terms, the same on both lexical engines, which only widen what a word matches (completions of a
 // word being typed; near spellings on Typesense). The fixture: 300 chunks about a harbour's services
 // (common words), a few with a rarer word, one with a word no other chunk holds.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createDataset, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
@@ -96,6 +97,28 @@ describe(`full-text ranking by idf (${mode})`, () => {
       expect(most).toBe(16);
     } finally {
       lexical.matchedWords = original;
+    }
+  });
+
+  it('starts the BM25 search on the query words while the vocabulary is looked up', async () => {
+    // The statistics' statement is made before the vocabulary's answer comes.
+    const db = service.services.store.db;
+    const raw = db.raw.bind(db);
+    const order: string[] = [];
+    const spy = vi.spyOn(db, 'raw').mockImplementation(((sql: string, bindings: Knex.RawBinding[]) => {
+      if (sql.includes('bm25_dataset_totals')) order.push('statistics made');
+      return raw(sql, bindings);
+    }) as typeof db.raw);
+    const answered = (_response: unknown, query: { sql: string }) => {
+      if (query.sql.includes('from dataset_words')) order.push('vocabulary answered');
+    };
+    db.on('query-response', answered);
+    try {
+      expect((await tracked('ferry crossing'))[0]).toBe('ferry-2');
+      expect(order).toEqual(['statistics made', 'vocabulary answered']);
+    } finally {
+      spy.mockRestore();
+      db.off('query-response', answered);
     }
   });
 

@@ -11,8 +11,9 @@
 //   match, which rank beside them. PostgreSQL completes the word being typed from the dataset's
 //   vocabulary; Typesense also matches near spellings (its typo tolerance).
 //
-// So `total` is exact on both engines, and a fulltext search costs a BM25 search and, at most, one
-// question to the engine.
+// So `total` is exact on both engines, and a fulltext search costs a BM25 search (started before the
+// vocabulary answers; a second when the engine widens the query) and, at most, one question to the
+// engine.
 import type { Services } from '../../services.js';
 import { combineTermConditions, compileTermConditions } from '../query/conditions.js';
 import { knownWords } from '../query/typos/vocabulary.js';
@@ -58,41 +59,58 @@ export function endsInPrefix(query: string): boolean {
   return /[\p{L}\p{N}]$/u.test(trimmed) && !/(^|\s)-[\p{L}\p{N}_']*$/u.test(trimmed);
 }
 
+/** The last word, when it is being typed (prefix search): the engine completes it. */
+function typedWord(request: RetrievalRequest, words: string[]): string | undefined {
+  return request.prefix && endsInPrefix(request.query) ? surfaceWords(words[words.length - 1] ?? '').at(-1) : undefined;
+}
+
 /** The query words to ask the engine about: those the dataset does not hold, and the word being typed. */
-async function wordsToMatch(services: Services, request: RetrievalRequest, words: string[]): Promise<{ word: string; prefix: boolean }[]> {
+async function wordsToMatch(
+  services: Services,
+  request: RetrievalRequest,
+  words: string[],
+  typed: string | undefined,
+): Promise<{ word: string; prefix: boolean }[]> {
   const surface = [...new Set(words.flatMap((w) => surfaceWords(w)))];
-  const typed = request.prefix && endsInPrefix(request.query) ? surfaceWords(words[words.length - 1] ?? '').at(-1) : undefined;
   if (surface.length === 0) return [];
   const held = await knownWords(services.store.db, request.dataset.id, surface);
   const asked = surface.filter((word) => word !== typed && !held.has(word)).slice(0, typed ? MOST_WORDS_ASKED - 1 : MOST_WORDS_ASKED);
   return [...asked.map((word) => ({ word, prefix: false })), ...(typed ? [{ word: typed, prefix: true }] : [])];
 }
 
-/** The request as the BM25 search it is: the ranking words and their matches as its query, the phrases and -words as conditions. */
-async function asBm25(services: Services, request: RetrievalRequest): Promise<RetrievalRequest> {
+/**
+ * `run` on the request as the BM25 search it is: the ranking words and the dataset's words the
+ * engine matches them to as its query, the phrases and -words as conditions.
+ *
+ * Most queries hold only words the dataset holds, and the engine is then not asked: so `run` starts
+ * on the query's own words while the vocabulary is looked up, and runs again only if the engine
+ * widens the query. A word being typed is always asked about, so prefix searches wait.
+ */
+async function asBm25<T>(services: Services, request: RetrievalRequest, run: (request: RetrievalRequest) => Promise<T>): Promise<T> {
   const parsed = parseFulltext(request.query);
-  const asked = await wordsToMatch(services, request, parsed.words);
-  const [matched, conditions] = await Promise.all([
-    asked.length ? services.lexical.matchedWords({ datasetId: request.dataset.id, words: asked, limit: MATCHED_WORDS }) : [],
-    compileTermConditions(services.store.db, { required: parsed.phrases, excluded: parsed.negated }),
-  ]);
-  return {
-    ...request,
-    query: [...parsed.words, ...matched.flat()].join(' '),
-    conditions: combineTermConditions(request.conditions, conditions),
-  };
+  const typed = typedWord(request, parsed.words);
+  const conditions = compileTermConditions(services.store.db, { required: parsed.phrases, excluded: parsed.negated });
+  const asking = wordsToMatch(services, request, parsed.words, typed);
+  const runWith = async (matched: string[]) =>
+    run({ ...request, query: [...parsed.words, ...matched].join(' '), conditions: combineTermConditions(request.conditions, await conditions) });
+  const guess = typed ? null : runWith([]);
+  // Not left unhandled when the engine's words replace it.
+  guess?.catch(() => undefined);
+  const asked = await asking;
+  const matched = asked.length ? (await services.lexical.matchedWords({ datasetId: request.dataset.id, words: asked, limit: MATCHED_WORDS })).flat() : [];
+  return matched.length === 0 && guess ? guess : runWith(matched);
 }
 
 /** A page of full-text hits, and the number of matches when asked. */
 export async function fulltextSearch(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
-  return bm25Search(services, await asBm25(services, request));
+  return asBm25(services, request, (bm25) => bm25Search(services, bm25));
 }
 
 /** The `n` best full-text hits, best first (for fusion). */
 export async function fulltextTop(services: Services, request: RetrievalRequest, n: number): Promise<Hit[]> {
-  return bm25Top(services, await asBm25(services, request), n);
+  return asBm25(services, request, (bm25) => bm25Top(services, bm25, n));
 }
 
 export async function countFulltext(services: Services, request: RetrievalRequest): Promise<number> {
-  return countBm25(services, await asBm25(services, request));
+  return asBm25(services, request, (bm25) => countBm25(services, bm25));
 }
