@@ -122,6 +122,23 @@ describe(`full-text ranking by idf (${mode})`, () => {
     }
   });
 
+  it('fails a search whose phrases cannot be read while the vocabulary is still looked up', async () => {
+    // The phrases' statement fails before the vocabulary answers: the search fails with it, and
+    // nothing is left unhandled (vitest fails the run on an unhandled rejection).
+    const db = service.services.store.db;
+    const raw = db.raw.bind(db);
+    const spy = vi
+      .spyOn(db, 'raw')
+      .mockImplementation(((sql: string, bindings: Knex.RawBinding[]) =>
+        sql.includes('phraseto_tsquery') ? raw('select * from no_such_table') : raw(sql, bindings)) as typeof db.raw);
+    try {
+      await expect(search('"harbour service" zeppe', { prefix: true })).rejects.toThrow(/no_such_table/);
+      await expect(search('"harbour service" zeppelin')).rejects.toThrow(/no_such_table/);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('keeps the engine matching: prefixes, and Typesense typo tolerance', async () => {
     expect(await tracked('zeppe', { prefix: true })).toEqual(['zeppelin']);
     // Postgres full-text matches whole words; Typesense forgives a typo.

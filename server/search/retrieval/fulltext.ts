@@ -94,7 +94,8 @@ async function asBm25<T>(services: Services, request: RetrievalRequest, run: (re
   const runWith = async (matched: string[]) =>
     run({ ...request, query: [...parsed.words, ...matched].join(' '), conditions: combineTermConditions(request.conditions, await conditions) });
   const guess = typed ? null : runWith([]);
-  // Not left unhandled when the engine's words replace it.
+  // Awaited later, or never when the engine's words replace the guess: not left unhandled meanwhile.
+  conditions.catch(() => undefined);
   guess?.catch(() => undefined);
   const asked = await asking;
   const matched = asked.length ? (await services.lexical.matchedWords({ datasetId: request.dataset.id, words: asked, limit: MATCHED_WORDS })).flat() : [];
