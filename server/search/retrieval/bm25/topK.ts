@@ -62,7 +62,9 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
   const parts = new Float64Array(lists.length);
   // A chunk must reach `floor` to enter; lists before `walked` cannot bring one there on their own.
   let floor = least;
-  const reaches = (bound: number) => bound >= floor - Math.abs(floor) * ROUNDING;
+  // What a bound must reach: the floor less room for rounding, kept as the floor moves.
+  let bar = floor - Math.abs(floor) * ROUNDING;
+  const reaches = (bound: number) => bound >= bar;
   let walked = 0;
   while (walked < cursors.length && !reaches(upTo[walked])) walked++;
 
@@ -101,18 +103,19 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     // (-1: none can); a posting above it is passed over without reading its chunk.
     const highestClass = new Int16Array(TRACKED_TF + 1);
     const setHighestClasses = () => {
-      const needed = (floor - Math.abs(floor) * ROUNDING - rest) / e.weight;
+      const needed = (bar - rest) / e.weight;
       for (let tf = 1; tf <= TRACKED_TF; tf++) {
         const longest = needed > 0 ? longestReaching(tf, needed, parameters) : MAX_LENGTH;
         highestClass[tf] = longest < 0 ? -1 : lengthClass(longest);
       }
     };
     setHighestClasses();
-    for (; e.at < size; e.at++) {
-      const tf = tfs[e.at];
-      const chunkClass = classes[e.at];
+    // The position in a local: this loop is the walk's hottest, and complete() reads no walked cursor.
+    for (let at = e.at; at < size; at++) {
+      const tf = tfs[at];
+      const chunkClass = classes[at];
       if (tf <= TRACKED_TF && chunkClass > highestClass[tf]) continue;
-      const d = ordinals[e.at];
+      const d = ordinals[at];
       if (skipped[d] !== 0) continue;
       const norm = k1 * (1 - b + (b * (chunkClass < EXACT_CLASSES ? chunkClass : lengths[d])) / averageLength);
       const part = (e.weight * tf * (k1 + 1)) / (tf + norm);
@@ -120,9 +123,13 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       parts[e.term] = part;
       const before = floor;
       complete(d, part, norm);
-      if (walked > essential) return;
+      if (walked > essential) {
+        e.at = at + 1;
+        return;
+      }
       if (floor !== before) setHighestClasses();
     }
+    e.at = size;
   }
 
   /**
@@ -147,10 +154,12 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       for (let t = 0; t < parts.length; t++) score += parts[t];
       if (score >= least && best.offer(d, score) && best.full) {
         floor = Math.max(least, best.worstScore);
+        bar = floor - Math.abs(floor) * ROUNDING;
         while (walked < cursors.length && !reaches(upTo[walked])) walked++;
       }
     }
-    parts.fill(0);
+    // A loop, not fill(): a call a candidate cost more than the few terms it clears.
+    for (let t = 0; t < parts.length; t++) parts[t] = 0;
   }
 }
 
