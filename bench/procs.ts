@@ -65,3 +65,27 @@ export function cpuDelta(before: Record<string, number>, after: Record<string, n
   }
   return out;
 }
+
+/** CPU milliseconds of this process's main thread and of its other threads (workers, V8's helpers, libuv's pool). */
+export function ownThreadsCpu(): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return { main, others };
+  }
+  for (const tid of tids) {
+    try {
+      const text = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(rest[11]) + Number(rest[12])) * 1000) / TICKS_PER_SECOND;
+      if (Number(tid) === process.pid) main += ms;
+      else others += ms;
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return { main, others };
+}

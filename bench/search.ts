@@ -15,6 +15,7 @@
 // so the API's figure can be read without it.
 import http from 'node:http';
 import os from 'node:os';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import { Client as TypesenseClient } from 'typesense';
 import { createClient, type Client } from '../sdk/src/generated/client/index.js';
@@ -24,6 +25,7 @@ import { loadConfig, type Config } from '../server/config.js';
 import type { DatasetRow } from '../server/domain/datasets.js';
 import { embedderFor } from '../server/engines/embeddings/index.js';
 import { PhaseProfiler } from './cpuprof.js';
+import { cpuDelta, descendantCpu, ownThreadsCpu } from './procs.js';
 import { STRICT_OUTBOUND } from '../server/engines/outbound.js';
 import { handlers } from '../server/handlers/index.js';
 import { startService, type RunningService } from '../server/main.js';
@@ -125,6 +127,8 @@ export interface VariantResult {
   recall_at_10?: { mean: number; min: number } | null;
   /** Load average (1 min) before and after the variant: other work on the machine shows here. */
   loadavg?: [number, number];
+  /** Where the machine's CPU went while the variant ran (all three paths), per measured query; see machineShare. */
+  cpu_per_query?: CpuShare;
   /** Where an API request's time goes (a separate pass with timers on; its figures are not the ones above). */
   breakdown?: Breakdown;
   /** Every measured query's latency, by path, in query order (ms). */
@@ -457,6 +461,14 @@ async function measurePass(
       `${variant.name}: API p50 ${fmt(r.latency_ms!.api!.p50, 2)} ms, p99 ${fmt(r.latency_ms!.api!.p99, 2)} ms; ` +
         `raw p50 ${fmt(r.latency_ms!.raw?.p50, 2)} ms, p99 ${fmt(r.latency_ms!.raw?.p99, 2)} ms; ratio p50 ${fmt(r.ratio?.p50, 2)}`,
     );
+    const cpu = r.cpu_per_query;
+    if (cpu)
+      log(
+        `${variant.name}: a query's three paths: ${fmt(cpu.wall_ms, 2)} ms wall; CPU ms: main thread ${fmt(cpu.main_thread_ms, 2)} (GC ${fmt(cpu.gc.ms, 2)}), ` +
+          `other threads ${fmt(cpu.other_threads_ms, 2)}, ${Object.entries(cpu.engines_ms)
+            .map(([name, ms]) => `${name} ${fmt(ms, 2)}`)
+            .join(', ')}`,
+      );
   }
   return { results, medianQuery, p99Query, slow, single, probes };
 }
@@ -937,6 +949,56 @@ interface MeasureContext {
  * to the next, so that no path always runs first on a query (and always finds the engines' caches
  * colder than the others do).
  */
+export interface CpuShare {
+  /** Wall time of a query's three paths, and the CPU of each part, in ms. */
+  wall_ms: number;
+  main_thread_ms: number;
+  other_threads_ms: number;
+  engines_ms: Record<string, number>;
+  /** Garbage collection on the main thread: pauses and their time. */
+  gc: { count: number; ms: number; major: number; major_ms: number };
+  heap_used_mb: number;
+}
+
+/**
+ * Starts counting the CPU of this process's threads, of the engines' processes and of the main
+ * thread's garbage collection; stop() gives them per query. It tells what grows with the dataset
+ * besides retrieval itself: the same request costs more when something else holds the cores.
+ */
+function machineShare(): { stop: (queries: number) => CpuShare } {
+  const threads0 = ownThreadsCpu();
+  const engines0 = descendantCpu();
+  const gc = { count: 0, ms: 0, major: 0, major_ms: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.count++;
+      gc.ms += entry.duration;
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) {
+        gc.major++;
+        gc.major_ms += entry.duration;
+      }
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const started = performance.now();
+  return {
+    stop: (queries) => {
+      const wall = performance.now() - started;
+      observer.disconnect();
+      const threads = ownThreadsCpu();
+      const each = (ms: number) => Math.round((ms / Math.max(queries, 1)) * 100) / 100;
+      return {
+        wall_ms: each(wall),
+        main_thread_ms: each(threads.main - threads0.main),
+        other_threads_ms: each(threads.others - threads0.others),
+        engines_ms: Object.fromEntries(Object.entries(cpuDelta(engines0, descendantCpu())).map(([name, ms]) => [name, each(ms)])),
+        gc: { count: each(gc.count), ms: each(gc.ms), major: gc.major, major_ms: Math.round(gc.major_ms) },
+        heap_used_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
+      };
+    },
+  };
+}
+
 async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[]): Promise<VariantResult> {
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
@@ -967,6 +1029,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
   const times: Record<Step, number[]> = { api: [], retrieval: [], raw: [] };
   const ids: Record<Step, string[][]> = { api: [], retrieval: [], raw: [] };
   const load0 = os.loadavg()[0];
+  const share = machineShare();
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   let warmed = 0;
@@ -997,6 +1060,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
     agent.destroy();
   }
   const load1 = os.loadavg()[0];
+  const cpuPerQuery = share.stop(measured.length + warmed);
 
   const embeds = variant.type === 'semantic' || variant.type === 'hybrid';
   const minusEmbedding = (values: number[]) => latency(values.map((ms, i) => ms - ctx.embedMs.get(measured[i])!));
@@ -1023,6 +1087,7 @@ async function measureVariant(ctx: MeasureContext, variant: Variant, warm: strin
     api_equals_retrieval: ids.api.filter((a, i) => a.join() === ids.retrieval[i].join()).length,
     recall_at_10: variant.type === 'semantic' ? await semanticRecall(ctx, variant, measured, ids.api) : null,
     loadavg: [Math.round(load0 * 100) / 100, Math.round(load1 * 100) / 100],
+    cpu_per_query: cpuPerQuery,
     latencies_ms: {
       api: times.api.map(round2),
       retrieval: times.retrieval.map(round2),
