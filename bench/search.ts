@@ -127,7 +127,7 @@ export interface VariantResult {
   recall_at_10?: { mean: number; min: number } | null;
   /** Load average (1 min) before and after the variant: other work on the machine shows here. */
   loadavg?: [number, number];
-  /** Where the machine's CPU went while the variant ran (all three paths), per measured query; see machineShare. */
+  /** Where the machine's CPU went while the variant ran (all three paths), per query, warm-up included; see machineShare. */
   cpu_per_query?: CpuShare;
   /** Where an API request's time goes (a separate pass with timers on; its figures are not the ones above). */
   breakdown?: Breakdown;
@@ -944,11 +944,6 @@ interface MeasureContext {
   profiler: PhaseProfiler | null;
 }
 
-/**
- * Every query through the three paths, one at a time. The order of the paths rotates from one query
- * to the next, so that no path always runs first on a query (and always finds the engines' caches
- * colder than the others do).
- */
 export interface CpuShare {
   /** Wall time of a query's three paths, and the CPU of each part, in ms. */
   wall_ms: number;
@@ -999,6 +994,11 @@ function machineShare(): { stop: (queries: number) => CpuShare } {
   };
 }
 
+/**
+ * Every query through the three paths, one at a time. The order of the paths rotates from one query
+ * to the next, so that no path always runs first on a query (and always finds the engines' caches
+ * colder than the others do).
+ */
 async function measureVariant(ctx: MeasureContext, variant: Variant, warm: string[], queries: string[]): Promise<VariantResult> {
   const url = new URL('/api/chunk/search', ctx.service.url);
   const headers = { authorization: ctx.apiKey, 'svc-dataset': ctx.dataset.id, 'x-api-version': 'V2' };
