@@ -63,7 +63,12 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
   // A chunk must reach `floor` to enter; lists before `walked` cannot bring one there on their own.
   let floor = least;
   // What a bound must reach: the floor less room for rounding, kept as the floor moves.
-  let bar = floor - Math.abs(floor) * ROUNDING;
+  let bar = 0;
+  const setFloor = (to: number) => {
+    floor = to;
+    bar = to - Math.abs(to) * ROUNDING;
+  };
+  setFloor(least);
   const reaches = (bound: number) => bound >= bar;
   let walked = 0;
   while (walked < cursors.length && !reaches(upTo[walked])) walked++;
@@ -110,7 +115,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       }
     };
     setHighestClasses();
-    // The position in a local: this loop is the walk's hottest, and complete() reads no walked cursor.
+    // The position in a local, not the cursor: this loop is the walk's hottest, and the walk ends with it.
     for (let at = e.at; at < size; at++) {
       const tf = tfs[at];
       const chunkClass = classes[at];
@@ -123,13 +128,9 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       parts[e.term] = part;
       const before = floor;
       complete(d, part, norm);
-      if (walked > essential) {
-        e.at = at + 1;
-        return;
-      }
+      if (walked > essential) return;
       if (floor !== before) setHighestClasses();
     }
-    e.at = size;
   }
 
   /**
@@ -153,8 +154,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
       let score = 0;
       for (let t = 0; t < parts.length; t++) score += parts[t];
       if (score >= least && best.offer(d, score) && best.full) {
-        floor = Math.max(least, best.worstScore);
-        bar = floor - Math.abs(floor) * ROUNDING;
+        setFloor(Math.max(least, best.worstScore));
         while (walked < cursors.length && !reaches(upTo[walked])) walked++;
       }
     }
