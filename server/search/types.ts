@@ -29,6 +29,11 @@ export interface RetrievalRequest {
   termBoost?: TermBoost;
   /** The dataset's version (retrieval/changes.ts) as this search reads it: indexes held in memory that reached it need no catch-up. */
   seenVersion?: Promise<number | undefined>;
+  /**
+   * false: a scan of the held vectors keeps to the vectors' worker, its helper threads left out
+   * (vectors/index.ts, ScanSharing), as the caller has work of its own meanwhile.
+   */
+  shareScan?: boolean;
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
   /**

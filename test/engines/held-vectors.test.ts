@@ -371,12 +371,17 @@ describe('calibration', () => {
   }
 
   /** Whether each answer is the exact nearest `5 + i % 10` of the stored vectors, with their distances, and found by `by`. */
+  /** The `n` nearest of the stored vectors to `query` under cosine, by exact distance, nearest first. */
+  function exactNearest(query: number[], stored: number[][], ids: string[], n: number) {
+    return stored
+      .map((v, j) => ({ id: ids[j], distance: distanceOf.cosine(query, v) }))
+      .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
+      .slice(0, n);
+  }
+
   function expectExact(answers: Nearest[], queries: number[][], stored: number[][], ids: string[], by: FoundBy) {
     queries.forEach((query, i) => {
-      const exact = stored
-        .map((v, j) => ({ id: ids[j], distance: distanceOf.cosine(query, v) }))
-        .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
-        .slice(0, 5 + (i % 10));
+      const exact = exactNearest(query, stored, ids, 5 + (i % 10));
       expect(answers[i].by).toBe(by);
       expect(answers[i].ids).toEqual(exact.map((e) => e.id));
       answers[i].distances.forEach((d, j) => {
@@ -426,6 +431,13 @@ describe('calibration', () => {
     expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
     // One thread only: nothing to share with.
     if (os.availableParallelism() > 1) expect((await held.sharedScans()) - shared).toBe(QUERIES);
+    // Hybrid search scores BM25 on this thread meanwhile: its scans keep to the worker, as exact.
+    const before = await held.sharedScans();
+    for (const vector of queries) {
+      const hybrid = await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 });
+      expect(hybrid.hits.map((h) => h.id)).toEqual(exactNearest(vector, stored, ids, 10).map((e) => e.id));
+    }
+    expect(await held.sharedScans()).toBe(before);
     const [query] = queries;
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

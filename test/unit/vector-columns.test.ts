@@ -99,6 +99,27 @@ describe('ColumnCodes', () => {
     }
   });
 
+  it('keeps a scan to this thread when it is not to be shared, with the same answers', () => {
+    const codes = codesOf(SLOTS);
+    const columns = new ColumnCodes(DIMENSION, ROWS, { threads: 2, splitBytes: 0 });
+    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const held = new Array<boolean>(SLOTS).fill(true);
+    const answered = scanHelpers(1)[0].answered;
+    try {
+      const q = query(8);
+      const scores = products(codes, q, SLOTS);
+      expectTop(columns.best(q, 10, SLOTS, false), scores, held, 10);
+      expect(scanHelpers(1)[0].answered).toBe(answered);
+      expect(columns.shared).toBe(0);
+      // Allowed, the same scan is shared.
+      expectTop(columns.best(q, 10, SLOTS), scores, held, 10);
+      expect(scanHelpers(1)[0].answered).toBe(answered + 1);
+      expect(columns.shared).toBe(1);
+    } finally {
+      columns.release();
+    }
+  });
+
   it('starts from zeros in memory another set gave back', () => {
     // The first set's codes all 127: any left over would outscore what the second set writes.
     const first = new ColumnCodes(DIMENSION, ROWS);

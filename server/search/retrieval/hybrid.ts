@@ -60,8 +60,11 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const seenVersion = prepared?.then((bm25) => bm25.version);
   // Awaited by the held vectors, when they are asked; not left unhandled should the statement fail.
   seenVersion?.catch(() => undefined);
+  // The keyword list takes a core while the semantic one is made (BM25's walk on this thread, or
+  // the lexical engine's process): a scan of the held vectors leaves it that core.
+  const semanticRequest = { ...each, seenVersion, shareScan: false };
   const [semantic, fulltext] = await Promise.all([
-    semanticQuery(services, each).then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
+    semanticQuery(services, each).then((query) => nearest(services, query, semanticRequest, window, request.vector ? Promise.resolve([]) : keywords)),
     keywords,
   ]);
   const hits = reciprocalRankFusion([

@@ -8,8 +8,8 @@ export class ColumnCodes {
   write(slot: number, codes: Int8Array, at: number): void;
   /** Zeroes the codes of `slot`, which scans then leave out. */
   clear(slot: number): void;
-  /** The `n` slots below `slots` whose held codes have the largest inner product with `query`, in no order. */
-  best(query: Int8Array, n: number, slots: number): Int32Array;
+  /** The `n` slots below `slots` whose held codes have the largest inner product with `query`, in no order; `shared`: whether helpers may take shares. */
+  best(query: Int8Array, n: number, slots: number, shared?: boolean): Int32Array;
   /** Hands the set's memory back for sets made later. */
   release(): void;
 }

@@ -110,15 +110,16 @@ export class ColumnCodes {
   /**
    * The `n` slots below `slots` whose held codes have the largest inner product with `query` (int8
    * codes of the query's direction), in no order. The slots are cut into equal shares, one for
-   * this thread and one for each helper, when the scan reads at least `splitBytes`.
+   * this thread and one for each helper, when the scan reads at least `splitBytes` and `shared`
+   * allows it.
    */
-  best(query, n, slots) {
+  best(query, n, slots, shared = true) {
     const layout = { blocks: this.blocks, stride: this.stride, rows: this.rows, dimension: this.dimension };
     const top = new Best(n);
     const to = Math.min(slots, this.blocks.length * this.rows);
     let nonzero = 0;
     for (let c = 0; c < this.dimension; c++) if (query[c] !== 0) nonzero++;
-    const helpers = nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
+    const helpers = shared && nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
     const share = Math.ceil(to / (helpers.length + 1) / 16) * 16;
     const shareOf = (i) => [Math.min(to, i * share), Math.min(to, (i + 1) * share)];
     helpers.forEach((helper, i) => {

@@ -80,6 +80,15 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
   return { ids: best.map((b) => b.id), distances: Float64Array.from(best, (b) => b.distance), complete: walked.complete, by: walked.by };
 }
 
+/**
+ * Whether a scan of the codes by column may be shared with the worker's helper threads (the
+ * default). Not when the caller's thread has work of its own meanwhile (hybrid's BM25 walk): a
+ * helper would take the core that work needs, and both would end later.
+ */
+export interface ScanSharing {
+  shareScan?: boolean;
+}
+
 interface Stats {
   chunks: number;
   slots: number;
@@ -108,7 +117,7 @@ interface VectorWorker {
   restore(handle: number, options: object, dir: string): Stats;
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
-  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array): Nearest;
+  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array, shareScan?: boolean): Nearest;
   nearestIn(handle: number, query: Float32Array, k: number, key: string, also: Int32Array | null): Nearest | null;
   stats(handle: number): Stats;
   release(handle: number): void;
@@ -157,8 +166,8 @@ export class HeldVectors implements Mirror {
   }
 
   /** The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance. */
-  nearest(query: Float32Array, k: number, also: string[]): Promise<Nearest> {
-    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packIds(also));
+  nearest(query: Float32Array, k: number, also: string[], { shareScan = true }: ScanSharing = {}): Promise<Nearest> {
+    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packIds(also), shareScan);
   }
 
   /**
@@ -166,8 +175,8 @@ export class HeldVectors implements Mirror {
    * distance: the graph is walked on the worker while `also` makes its list, and the chunks it
    * names that the walk did not bring are measured after.
    */
-  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>): Promise<Nearest> {
-    const walking = this.nearest(query, k, []);
+  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, sharing: ScanSharing = {}): Promise<Nearest> {
+    const walking = this.nearest(query, k, [], sharing);
     // Awaited below; not left unhandled should it fail while `also` runs.
     walking.catch(() => undefined);
     const named = await also();

@@ -284,9 +284,10 @@ class DatasetVectors {
    * The `k` nearest chunks among the `candidates` nearest found by the graph or the scan (none:
    * neither) and the chunks `also` (their ids' words, chunkIdWords.js), by exact distance
    * (nearest first, ties by id); whether all that was asked for was found, and how. A scan's answer
-   * comes a turn later (scanSoon).
+   * comes a turn later (scanSoon). `shareScan`: whether a scan by column may be shared with the
+   * helper threads (ColumnCodes.best).
    */
-  nearest(query, k, candidates, also) {
+  nearest(query, k, candidates, also, shareScan = true) {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
@@ -299,7 +300,7 @@ class DatasetVectors {
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walked(query, wanted));
-    if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids.length));
+    if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids.length, shareScan));
     return this.scanSoon(query, wanted).then(answer);
   }
 
@@ -732,8 +733,8 @@ Comlink.expose(
       set.remove(ids);
       return set.stats;
     },
-    async nearest(handle, query, k, candidates, also) {
-      const answer = await held(handle).nearest(query, k, candidates, also);
+    async nearest(handle, query, k, candidates, also, shareScan) {
+      const answer = await held(handle).nearest(query, k, candidates, also, shareScan);
       return Comlink.transfer(answer, [answer.distances.buffer]);
     },
     nearestIn(handle, query, k, key, also) {
