@@ -39,6 +39,7 @@ import { retrieve } from '../server/search/retrieval/index.js';
 import { scoreOf, useIterativeScan, withScanSettings } from '../server/search/retrieval/semantic.js';
 import type { HeldVectors, Nearest } from '../server/search/retrieval/vectors/index.js';
 import type { Hit, SearchType } from '../server/search/types.js';
+import { sharedArray } from '../server/search/sharedArrays.js';
 import { distanceOperators, vectorLiteral, type DistanceMetric } from '../server/store/vectors.js';
 import { innerText } from '../server/domain/chunks/content.js';
 import { type BulkDataset, type BulkSteps, BulkWriter, buildVectorIndex, rawLexical } from './bulk.js';
@@ -797,8 +798,8 @@ function rawEngines(config: Config, db: Knex, dataset: Dataset): RawEngines {
   };
 }
 
-/** BM25's top `n` for a query, from the in-memory index queried directly. */
-type RawBm25 = (query: string, filter: ChunkFilter | null, n: number) => Promise<Hit[]>;
+/** BM25's top `n` for a query, from the in-memory index queried directly; `split`: a long walk shared with the helper thread, as the service does alone (not in hybrid). */
+type RawBm25 = (query: string, filter: ChunkFilter | null, n: number, split: boolean) => Promise<Hit[]>;
 
 /**
  * BM25's raw path: the dataset's in-memory index (the engine BM25 runs on) queried directly, with
@@ -806,18 +807,18 @@ type RawBm25 = (query: string, filter: ChunkFilter | null, n: number) => Promise
  * of the tag: a selective tag's each scored, a broader tag's walked, passing over the others.
  */
 function rawBm25(index: DatasetIndex, prepared: Map<string, Bm25Query | null>): RawBm25 {
-  return async (query, filter, n) => {
+  return async (query, filter, n, split) => {
     const q = prepared.get(query);
     if (!q) return [];
     const tag = tagOf(filter);
     const tagged = tag ? liveTagged(index, tag) : null;
     let ranked: Ranked[];
-    if (!tagged) ranked = index.top(q.terms, q.weights, q.parameters, n, 0);
+    if (!tagged) ranked = index.top(q.terms, q.weights, q.parameters, n, 0, { split });
     else if (tagged.length <= selectiveLimit(index.chunks)) ranked = index.best(index.matchAmong(tagged, q.terms, q.weights, q.parameters), n, 0);
     else {
-      const skipped = new Uint8Array(index.capacity).fill(1);
+      const skipped = sharedArray(Uint8Array, index.capacity).fill(1);
       for (const d of tagged) skipped[d] = 0;
-      ranked = index.top(q.terms, q.weights, q.parameters, n, 0, skipped);
+      ranked = index.top(q.terms, q.weights, q.parameters, n, 0, { split, skipped });
     }
     return ranked.map((r) => ({ id: index.idOf(r.ordinal), score: r.score }));
   };
@@ -872,7 +873,7 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
     // lacks; the suite's queries are made of the corpus's words, so the engine has nothing to add.
     case 'fulltext':
     case 'bm25':
-      return ctx.bm25(query, variant.filter, PAGE_SIZE);
+      return ctx.bm25(query, variant.filter, PAGE_SIZE, true);
     case 'hybrid': {
       // Both lists as long as the service's fusion window, at once; the keyword hits the index
       // did not give join the semantic list at their own distances; then reciprocal rank fusion.
@@ -882,7 +883,7 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
         // scores here, as the service does.
         let keywords: Hit[] = [];
         const also = async () => {
-          keywords = await ctx.bm25(query, variant.filter, window);
+          keywords = await ctx.bm25(query, variant.filter, window, false);
           return keywords.map((h) => h.id);
         };
         const found = await held.nearestWith(Float32Array.from(JSON.parse(vector) as number[]), window, also, { shareScan: false });
@@ -894,7 +895,7 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
       }
       // A tag filter from the held engines (a selective tag: every chunk of it at its exact distance).
       const exact = heldAmongTagged(ctx, vector, tag, window);
-      const [indexed, keyword] = await Promise.all([exact ?? ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window)]);
+      const [indexed, keyword] = await Promise.all([exact ?? ctx.raw.semantic(vector, variant.filter, window), ctx.bm25(query, variant.filter, window, false)]);
       if (exact)
         return reciprocalRankFusion([
           { hits: indexed, weight: 1 },

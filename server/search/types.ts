@@ -30,10 +30,12 @@ export interface RetrievalRequest {
   /** The dataset's version (retrieval/changes.ts) as this search reads it: indexes held in memory that reached it need no catch-up. */
   seenVersion?: Promise<number | undefined>;
   /**
-   * false: a scan of the held vectors keeps to the vectors' worker, its helper threads left out
-   * (vectors/index.ts, ScanSharing), as the caller has work of its own meanwhile.
+   * Keep the search's work to one thread: other searches are in flight, or the search makes
+   * another list at the same time (hybrid), and they take the machine's other core. Else a long
+   * BM25 walk (bm25/walkHelpers.ts) or scan of the held vectors (vectors/index.ts, ScanSharing) is
+   * shared with a helper thread.
    */
-  shareScan?: boolean;
+  oneThread?: boolean;
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
   /**

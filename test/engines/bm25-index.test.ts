@@ -10,6 +10,7 @@ import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
+import { SPLIT, walkHelper } from '../../server/search/retrieval/bm25/walkHelpers.js';
 import { idf } from '../../server/search/retrieval/termWeights.js';
 import { englishTerms } from '../../server/text/englishTerms.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
@@ -198,11 +199,33 @@ async function bm25(request: Partial<RetrievalRequest> & { query: string }, targ
   return (await retrieve(service.services, 'bm25', { dataset: target, limit: 10, offset: 0, ...request })).hits;
 }
 
-// Each search path in turn: SQL over the postings index, then the index held in memory.
-describe.each(['sql', 'memory'] as const)('BM25 in %s', (path) => {
+// Each search path in turn: SQL over the postings index, then the index held in memory, then with
+// every walk split with the helper thread (walkHelpers.ts; at this size no walk is long enough).
+describe.each(['sql', 'memory', 'memory, walks split'] as const)('BM25 in %s', (path) => {
+  const postings = SPLIT.postings;
   beforeAll(async () => {
-    service.services.bm25.enabled = path === 'memory';
-    if (path === 'memory') expect(await service.services.bm25.ready(dataset.id)).not.toBeNull();
+    service.services.bm25.enabled = path !== 'sql';
+    if (path !== 'sql') expect(await service.services.bm25.ready(dataset.id)).not.toBeNull();
+    if (path === 'memory, walks split') {
+      SPLIT.postings = 0;
+      expect(await walkHelper()).not.toBeNull();
+    }
+  });
+  afterAll(() => {
+    SPLIT.postings = postings;
+  });
+
+  it.runIf(path === 'memory, walks split')('splits the walks of a search alone, not of one beside another', async () => {
+    const helper = (await walkHelper())!;
+    const query = 'glacier river kettle';
+    const alone = helper.answered;
+    await bm25({ query });
+    const split = helper.answered - alone;
+    expect(split).toBeGreaterThan(0);
+    // The first starts alone and splits as before; the second starts beside it and walks whole.
+    const together = helper.answered;
+    await Promise.all([bm25({ query }), bm25({ query: 'canyon forest meadow' })]);
+    expect(helper.answered - together).toBe(split);
   });
 
   it('returns the exhaustive top k, in order, for every query and page size', async () => {

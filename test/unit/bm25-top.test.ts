@@ -4,11 +4,13 @@
 // removed and re-added chunks, thresholds and boosted terms; the walk passing over the chunks a
 // filter leaves out; and the one ranking that a filtered
 // search's deeper rounds read while the index changes.
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
 import type { Ranked } from '../../server/search/retrieval/bm25/topK.js';
 import { lengthClass } from '../../server/search/retrieval/bm25/postingList.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
+import { SPLIT, walkHelper } from '../../server/search/retrieval/bm25/walkHelpers.js';
+import { sharedArray } from '../../server/search/sharedArrays.js';
 import { prng } from '../support/prng.js';
 
 const VOCABULARY = Array.from({ length: 60 }, (_, i) => `w${i}`);
@@ -129,11 +131,53 @@ describe('the in-memory BM25 top k', () => {
               .best(index.match(terms, weights, p), 100_000, 0)
               .filter((r) => skipped[r.ordinal] === 0)
               .slice(0, k);
-            expect(same(index.top(terms, weights, p, k, 0, skipped)), `${terms} k ${k} share ${share}`).toEqual(same(expected));
+            expect(same(index.top(terms, weights, p, k, 0, { skipped })), `${terms} k ${k} share ${share}`).toEqual(same(expected));
             if (expected.length > 0) compared++;
           }
     }
     expect(compared).toBeGreaterThan(parameters.length * queries.length * 3 * 2);
+  });
+
+  describe('split with the helper thread', () => {
+    const postings = SPLIT.postings;
+    afterAll(() => {
+      SPLIT.postings = postings;
+    });
+
+    it('gives the page one walk gives, with a filter too, and walks alone when not to split', async () => {
+      // Every walk long enough to split.
+      SPLIT.postings = 0;
+      const helper = await walkHelper();
+      expect(helper).not.toBeNull();
+      const answered = () => helper?.answered ?? 0;
+      // A filter's mask in shared memory, as held.ts makes it; one in this thread's own memory cannot be read by the helper.
+      const shared = sharedArray(Uint8Array, index.capacity);
+      for (let d = 0; d < shared.length; d++) shared[d] = index.isDead(d) || random() < 0.7 ? 1 : 0;
+      const own = Uint8Array.from(shared);
+      let splits = 0;
+      for (const p of parameters)
+        for (const { terms, weights } of queries)
+          for (const k of [1, 10, 200]) {
+            const all = index.best(index.match(terms, weights, p), 100_000, 0);
+            const least = all[Math.min(5, all.length - 1)]?.score ?? 0;
+            const before = answered();
+            expect(same(index.top(terms, weights, p, k, 0, { split: true })), `${terms} k ${k}`).toEqual(same(all.slice(0, k)));
+            expect(same(index.top(terms, weights, p, k, least, { split: true })), `${terms} k ${k} least`).toEqual(
+              same(index.best(index.match(terms, weights, p), k, least)),
+            );
+            const kept = all.filter((r) => shared[r.ordinal] === 0).slice(0, k);
+            expect(same(index.top(terms, weights, p, k, 0, { split: true, skipped: shared })), `${terms} k ${k} filtered`).toEqual(same(kept));
+            // Every walk over a term was split.
+            const walks = terms.some((t) => index.holding(t) > 0) ? 3 : 0;
+            expect(answered() - before).toBe(walks);
+            splits += walks;
+            // Neither a mask the helper cannot read nor a walk not to split goes to it.
+            expect(same(index.top(terms, weights, p, k, 0, { split: true, skipped: own }))).toEqual(same(kept));
+            expect(same(index.top(terms, weights, p, k, 0))).toEqual(same(all.slice(0, k)));
+            expect(answered() - before).toBe(walks);
+          }
+      expect(splits).toBeGreaterThan(parameters.length * queries.length);
+    });
   });
 
   it("counts the common words' frequencies by ordinal in its size, and classes lengths in order", () => {

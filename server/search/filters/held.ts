@@ -8,6 +8,7 @@
 // Anything else in the filter (another field, term conditions from the query) leaves it to SQL.
 import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { seekOrdinal } from '../ordinals.js';
+import { sharedArray } from '../sharedArrays.js';
 import { hasTermConditions, type TermConditions } from '../query/conditions.js';
 import { asTexts, isObject } from './values.js';
 
@@ -137,7 +138,8 @@ export class HeldPassing {
    */
   skipped(): Uint8Array {
     if (!this.mask || this.maskChanges !== this.index.changes) {
-      const mask = new Uint8Array(this.index.capacity).fill(1);
+      // Shared: a helper thread may read it for a long walk (retrieval/bm25/walkHelpers.ts).
+      const mask = sharedArray(Uint8Array, this.index.capacity).fill(1);
       const ordinals = this.listed ?? this.ordinals();
       for (let i = 0; i < ordinals.length; i++) if (!this.index.isDead(ordinals[i])) mask[ordinals[i]] = 0;
       this.mask = mask;

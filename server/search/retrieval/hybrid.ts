@@ -44,8 +44,10 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // Each list unthresholded: the threshold is on the fused score. A selective filter's passing
   // chunks are read once for both lists.
   const reads = new FilterReads(request.filter, request.conditions);
-  // Neither list's hits are the page's: no rows read ahead for them.
-  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined };
+  // Neither list's hits are the page's: no rows read ahead for them. Each list takes a core while
+  // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
+  // worker): neither shares its work with a helper thread.
+  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
   const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
   // A tag filter is answered from BM25's held postings for both lists.
@@ -60,11 +62,8 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const seenVersion = prepared?.then((bm25) => bm25.version);
   // Awaited by the held vectors, when they are asked; not left unhandled should the statement fail.
   seenVersion?.catch(() => undefined);
-  // The keyword list takes a core while the semantic one is made (BM25's walk on this thread, or
-  // the lexical engine's process): a scan of the held vectors leaves it that core.
-  const semanticRequest = { ...each, seenVersion, shareScan: false };
   const [semantic, fulltext] = await Promise.all([
-    semanticQuery(services, each).then((query) => nearest(services, query, semanticRequest, window, request.vector ? Promise.resolve([]) : keywords)),
+    semanticQuery(services, each).then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
     keywords,
   ]);
   const hits = reciprocalRankFusion([

@@ -26,8 +26,23 @@ import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';
 
 export { reciprocalRankFusion, RRF_K } from './hybrid.js';
 
+/** Searches being retrieved in this process now. */
+let inFlight = 0;
+
 export async function retrieve(services: Services, type: SearchType, request: RetrievalRequest): Promise<RetrievalResult> {
   validate(type, request);
+  // Only a search alone shares its work with helper threads: with others in flight, the machine's
+  // other core has theirs.
+  const alone = inFlight === 0 ? request : { ...request, oneThread: true };
+  inFlight++;
+  try {
+    return await searchOf(services, type, alone);
+  } finally {
+    inFlight--;
+  }
+}
+
+function searchOf(services: Services, type: SearchType, request: RetrievalRequest): Promise<RetrievalResult> {
   switch (type) {
     case 'semantic':
       return semanticSearch(services, withHeldTagFilter(services, request));

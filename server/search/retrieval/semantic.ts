@@ -236,7 +236,7 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   if (narrowed(request)) return null;
   const config = datasetConfig(request.dataset);
   // The graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread.
-  const sharing = { shareScan: request.shareScan };
+  const sharing = { shareScan: !request.oneThread };
   const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), sharing);
   // Started on the vectors held now while their version is checked: kept when no write came in between.
   const early = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
@@ -342,7 +342,7 @@ async function nearestHeldChecked(
   also: string[],
 ): Promise<Hit[] | null> {
   for (let depth = Math.ceil(n * Math.min(64, Math.max(4, 4 / share))); ; depth *= DEEPER) {
-    const found = await heldHits(request, held.nearest(query.values, depth, also, { shareScan: request.shareScan }));
+    const found = await heldHits(request, held.nearest(query.values, depth, also, { shareScan: !request.oneThread }));
     if (!found) return null;
     const passed = await passingAmong(
       services.store.db,

@@ -209,7 +209,7 @@ async function search(
 ): Promise<{ hits: Hit[]; total: number | null } | null> {
   const db = services.store.db;
   const least = request.scoreThreshold ?? 0;
-  const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request) };
+  const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request), split: !request.oneThread };
   const reading = given ?? prepareBm25(db, request);
   const early = searchSettled(services, request, plan).catch(() => null);
   const { query, version, statistics } = await reading;

@@ -21,8 +21,10 @@ import { ID_WORDS, idOfWords, writeIdWords } from '../../chunkIdWords.js';
 import type { TagIndex } from '../../filters/held.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
 import { SlotTable } from '../vectors/slots.js';
-import { PostingList, type TypedArray, grown } from './postingList.js';
-import { BestK, type Ranked, topK } from './topK.js';
+import { type TypedArray, type TypedArrayKind, grown, sharedArray } from '../../sharedArrays.js';
+import { PostingList } from './postingList.js';
+import { BestK, type Ranked } from './topK.js';
+import { walkTop } from './walkHelpers.js';
 import { type ChunkTerms, chunkTerms, chunkTermsPage } from './postings.js';
 
 /** Chunks read per page while building. */
@@ -51,9 +53,9 @@ export class DatasetIndex implements Mirror, TagIndex {
    * was a million objects more for every garbage collection to mark. Ties are broken on them, and
    * a filter's chunks go to the vectors' worker as them.
    */
-  private idWords = new Int32Array(1024 * ID_WORDS);
-  private lengths = new Int32Array(1024);
-  private dead = new Uint8Array(1024);
+  private idWords = sharedArray(Int32Array, 1024 * ID_WORDS);
+  private lengths = sharedArray(Int32Array, 1024);
+  private dead = sharedArray(Uint8Array, 1024);
   private deadCount = 0;
   /** The live chunks' lengths, summed. */
   lengthSum = 0;
@@ -274,7 +276,7 @@ export class DatasetIndex implements Mirror, TagIndex {
     const read = async <T extends TypedArray>(file: string, Kind: TypedArrayKind<T>, length: number, capacity = length): Promise<T> => {
       const bytes = await readFile(path.join(dir, file));
       if (bytes.length !== length * Kind.BYTES_PER_ELEMENT) throw new Error(`${file} does not hold ${length} values`);
-      const array = new Kind(Math.max(capacity, 2));
+      const array = sharedArray(Kind, Math.max(capacity, 2));
       new Uint8Array(array.buffer).set(bytes);
       return array;
     };
@@ -282,7 +284,7 @@ export class DatasetIndex implements Mirror, TagIndex {
     index.slots = slots;
     index.lengths = await read('lengths.i32', Int32Array, slots, slots * 2);
     index.dead = await read('dead.u8', Uint8Array, slots, slots * 2);
-    index.idWords = new Int32Array(Math.max(slots * 2, 2) * ID_WORDS);
+    index.idWords = sharedArray(Int32Array, Math.max(slots * 2, 2) * ID_WORDS);
     for (let ordinal = 0; ordinal < slots; ordinal++)
       if (!writeIdWords(layout.ids[ordinal], index.idWords, ordinal * ID_WORDS)) throw new Error(`${dir} holds an id that is not a UUID`);
     const ordinals = await read('ordinals.i32', Int32Array, postings);
@@ -362,15 +364,29 @@ export class DatasetIndex implements Mirror, TagIndex {
    * id: exactly what best(match(…)) gives, with the same scores, from few postings (topK.ts).
    * `skipped` (1 for each ordinal left out, dead ones included) narrows the walk to a filter's chunks.
    */
-  top(terms: string[], weights: number[], parameters: Bm25Parameters, k: number, least: number, skipped: Uint8Array = this.dead): Ranked[] {
+  top(
+    terms: string[],
+    weights: number[],
+    parameters: Bm25Parameters,
+    k: number,
+    least: number,
+    { split = false, skipped = this.dead }: TopOptions = {},
+  ): Ranked[] {
     // A negative weight would break the bounds: then every posting is scored.
     if (weights.some((w) => !(w >= 0))) {
       const matches = this.match(terms, weights, parameters);
       return this.best(skipped === this.dead ? matches : kept(matches, skipped), k, least);
     }
     const lists = terms.map((term) => this.lists.get(term) ?? null);
-    return topK(lists, weights, { idWords: this.idWords, skipped, lengths: this.lengths }, parameters, k, least);
+    return walkTop(lists, weights, { idWords: this.idWords, skipped, lengths: this.lengths }, parameters, k, least, split);
   }
+}
+
+export interface TopOptions {
+  /** Whether a long walk may be shared with a helper thread (walkHelpers.ts). */
+  split?: boolean;
+  /** 1 for each ordinal left out, dead ones included: a filter's chunks. */
+  skipped?: Uint8Array;
 }
 
 /** The matches whose ordinals `skipped` does not mark. */
@@ -394,8 +410,6 @@ interface KeptLayout {
 }
 /** The layout's version: files of another are not read (format 1 held no tags). */
 const KEPT_FORMAT = 2;
-
-type TypedArrayKind<T extends TypedArray> = { new (length: number): T; BYTES_PER_ELEMENT: number };
 
 const bytesOf = (array: TypedArray) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
 

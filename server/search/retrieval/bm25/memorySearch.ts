@@ -27,6 +27,8 @@ export interface MemorySearch {
   count: boolean;
   countAbove: number | null;
   narrowed: boolean;
+  /** Whether a long walk may be shared with a helper thread (walkHelpers.ts). */
+  split: boolean;
 }
 
 export async function memoryBm25(
@@ -57,7 +59,7 @@ function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch,
   // Judged by the chunks the filter names, dead ones too: either way the answer is exact.
   if (held.listedCount <= selectiveLimit(index.chunks)) return among(index, query, held.ordinals(), plan);
   const { terms, weights, parameters } = query;
-  const hits = toHits(index, index.top(terms, weights, parameters, plan.k, plan.least, held.skipped()));
+  const hits = toHits(index, index.top(terms, weights, parameters, plan.k, plan.least, { split: plan.split, skipped: held.skipped() }));
   if (!plan.count) return { hits, total: null };
   const matches = index.match(query.terms, query.weights, query.parameters);
   let total = 0;
@@ -70,7 +72,7 @@ function heldFiltered(index: DatasetIndex, query: Bm25Query, plan: MemorySearch,
 /** The best k of all the matches, and their count when asked (which needs every match scored). */
 function topOf(index: DatasetIndex, query: Bm25Query, plan: MemorySearch): { hits: Hit[]; total: number | null } {
   const { terms, weights, parameters } = query;
-  if (!plan.count) return { hits: toHits(index, index.top(terms, weights, parameters, plan.k, plan.least)), total: null };
+  if (!plan.count) return { hits: toHits(index, index.top(terms, weights, parameters, plan.k, plan.least, { split: plan.split })), total: null };
   const matches = index.match(terms, weights, parameters);
   return { hits: toHits(index, index.best(matches, plan.k, plan.least)), total: countAbove(matches, plan.countAbove) };
 }

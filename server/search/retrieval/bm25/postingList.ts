@@ -10,6 +10,7 @@
 // its frequency by ordinal, so a chunk is looked up in that term's postings by one read instead of
 // a search.
 import { seekOrdinal } from '../../ordinals.js';
+import { grown, sharedArray } from '../../sharedArrays.js';
 import { type Bm25Parameters, impact } from './bounds.js';
 
 /** Frequencies whose shortest chunk is kept one by one; above, the overall shortest covers them. */
@@ -35,6 +36,18 @@ export function lengthClass(length: number): number {
   return Math.min(255, 128 + Math.floor((Math.log2(length) - 7) * 16));
 }
 
+/** A list's arrays and bounds, as handed to a helper thread (the arrays shared, not copied): PostingList.from. */
+export interface PostingListState {
+  ordinals: Int32Array;
+  tfs: Uint16Array;
+  classes: Uint8Array;
+  size: number;
+  dense: Uint8Array | null;
+  maxTf: number;
+  minLength: number;
+  shortest: Int32Array | null;
+}
+
 export class PostingList {
   ordinals: Int32Array;
   tfs: Uint16Array;
@@ -53,9 +66,22 @@ export class PostingList {
   private shortest: Int32Array | null = null;
 
   constructor(capacity = 2) {
-    this.ordinals = new Int32Array(capacity);
-    this.tfs = new Uint16Array(capacity);
-    this.classes = new Uint8Array(capacity);
+    this.ordinals = sharedArray(Int32Array, capacity);
+    this.tfs = sharedArray(Uint16Array, capacity);
+    this.classes = sharedArray(Uint8Array, capacity);
+  }
+
+  /** The list as `state` describes it: on a helper thread, over the arrays this thread shared. */
+  static from(state: PostingListState): PostingList {
+    const list = new PostingList(0);
+    Object.assign(list, state);
+    return list;
+  }
+
+  /** What `from` makes the list again from. */
+  get state(): PostingListState {
+    const { ordinals, tfs, classes, size, dense, maxTf, minLength, shortest } = this;
+    return { ordinals, tfs, classes, size, dense, maxTf, minLength, shortest };
   }
 
   /** A list over postings already read (views are copied out when the list grows); `lengths` by ordinal. */
@@ -64,7 +90,7 @@ export class PostingList {
     list.ordinals = ordinals;
     list.tfs = tfs;
     list.size = ordinals.length;
-    list.classes = new Uint8Array(list.size);
+    list.classes = sharedArray(Uint8Array, list.size);
     for (let j = 0; j < list.size; j++) list.classes[j] = lengthClass(lengths[ordinals[j]]);
     list.noteAll(lengths);
     list.keepDenseIfWorth();
@@ -132,7 +158,7 @@ export class PostingList {
     if (this.size < DENSE_FROM) return;
     const last = this.ordinals[this.size - 1];
     if (this.size * DENSE_SHARE <= last) return;
-    const dense = new Uint8Array(last + 1);
+    const dense = sharedArray(Uint8Array, last + 1);
     for (let j = 0; j < this.size; j++) dense[this.ordinals[j]] = Math.min(this.tfs[j], DENSE_CAP);
     this.dense = dense;
   }
@@ -149,12 +175,4 @@ export class PostingList {
     if (this.size >= TRACKED_FROM) this.shortest = new Int32Array(TRACKED_TF + 2).fill(NO_CHUNK);
     for (let j = 0; j < this.size; j++) this.note(this.tfs[j], lengths[this.ordinals[j]]);
   }
-}
-
-export type TypedArray = Int32Array | Uint16Array | Uint8Array;
-
-export function grown<T extends TypedArray>(array: T, size: number): T {
-  const next = new (array.constructor as new (n: number) => T)(Math.max(size, 2));
-  next.set(array);
-  return next;
 }

@@ -33,22 +33,45 @@ interface Cursor {
   /** The most the term can add to a chunk's score. */
   most: number;
   at: number;
+  /** Where the walk's range of ordinals ends in the list. */
+  end: number;
 }
 
 /** Relative room for rounding when a bound is compared with a score (a bound and a sum are added in different orders). */
 const ROUNDING = 1e-9;
 const NONE = 0x7fffffff;
 
+/** Chunk ordinals from `from` up to `to` (not included). */
+export interface OrdinalRange {
+  from: number;
+  to: number;
+}
+
+export const EVERY_ORDINAL: OrdinalRange = { from: 0, to: NONE };
+
 /**
  * The best `k` chunks not skipped holding one of the lists' terms that score at least `least`, best first,
- * ties by chunk id; `lists[t]` (null: no chunk holds the term) is weighed by `weights[t]` ≥ 0.
+ * ties by chunk id; `lists[t]` (null: no chunk holds the term) is weighed by `weights[t]` ≥ 0. Only
+ * the chunks of `range` are taken.
  */
-export function topK(lists: (PostingList | null)[], weights: number[], chunks: ChunkTable, parameters: Bm25Parameters, k: number, least: number): Ranked[] {
+export function topK(
+  lists: (PostingList | null)[],
+  weights: number[],
+  chunks: ChunkTable,
+  parameters: Bm25Parameters,
+  k: number,
+  least: number,
+  range: OrdinalRange = EVERY_ORDINAL,
+): Ranked[] {
   if (k <= 0) return [];
   const best = new BestK(k, chunks.idWords);
   const cursors: Cursor[] = [];
   lists.forEach((list, t) => {
-    if (list && list.size > 0) cursors.push({ term: t, list, weight: weights[t], most: weights[t] * list.most(parameters), at: 0 });
+    if (!list || list.size === 0) return;
+    const at = list.seek(0, range.from);
+    const end = list.seek(at, range.to);
+    // The bound stays the whole list's: a range's own would cost a pass over its postings.
+    if (at < end) cursors.push({ term: t, list, weight: weights[t], most: weights[t] * list.most(parameters), at, end });
   });
   // Least first; among equals, the longest list first, so it is the one left out of the walk.
   cursors.sort((x, y) => x.most - y.most || y.list.size - x.list.size);
@@ -81,7 +104,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     let d = NONE;
     for (let i = walked; i < cursors.length; i++) {
       const c = cursors[i];
-      if (c.at < c.list.size && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
+      if (c.at < c.end && c.list.ordinals[c.at] < d) d = c.list.ordinals[c.at];
     }
     if (d === NONE) break;
     const live = skipped[d] === 0;
@@ -89,7 +112,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     let partial = 0;
     for (let i = walked; i < cursors.length; i++) {
       const c = cursors[i];
-      if (c.at < c.list.size && c.list.ordinals[c.at] === d) {
+      if (c.at < c.end && c.list.ordinals[c.at] === d) {
         if (live) partial += parts[c.term] = (c.weight * c.list.tfs[c.at] * (k1 + 1)) / (c.list.tfs[c.at] + norm);
         c.at++;
       }
@@ -101,7 +124,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
   /** The walk when one list is left to walk (the usual case once the page fills): a tight loop over it. */
   function walkOne(): void {
     const e = cursors[walked];
-    const { ordinals, tfs, classes, size } = e.list;
+    const { ordinals, tfs, classes } = e.list;
     const essential = walked;
     const rest = essential > 0 ? upTo[essential - 1] : 0;
     // Per frequency up to TRACKED_TF, the highest length class whose postings may reach the floor
@@ -116,7 +139,7 @@ export function topK(lists: (PostingList | null)[], weights: number[], chunks: C
     };
     setHighestClasses();
     // The position in a local, not the cursor: this loop is the walk's hottest, and the walk ends with it.
-    for (let at = e.at; at < size; at++) {
+    for (let at = e.at, end = e.end; at < end; at++) {
       const tf = tfs[at];
       const chunkClass = classes[at];
       if (tf <= TRACKED_TF && chunkClass > highestClass[tf]) continue;
