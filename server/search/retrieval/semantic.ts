@@ -26,7 +26,7 @@ import { ID_WORDS } from '../chunkIdWords.js';
 import { heldPassing, tagFilterOf } from '../filters/held.js';
 import { estimateFilter, narrowed, passingAmong, passingIdWords, passingQuery, selectiveLimit } from '../filters/passing.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
-import type { HeldVectors, Nearest } from './vectors/index.js';
+import type { HeldVectors, Nearest, ScanSharing } from './vectors/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -227,6 +227,9 @@ async function heldHits(request: RetrievalRequest, answer: Promise<Nearest>): Pr
   );
 }
 
+/** A scan of the held vectors is shared with helper threads unless the search keeps to one thread. */
+const scanSharing = (request: RetrievalRequest): ScanSharing => ({ shareScan: !request.oneThread });
+
 /**
  * The `n` nearest chunks from the dataset's vectors held in memory, the keyword hits among the
  * candidates; null when the search is not theirs to answer (a filter, vectors not held yet, or the
@@ -236,8 +239,7 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   if (narrowed(request)) return null;
   const config = datasetConfig(request.dataset);
   // The graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread.
-  const sharing = { shareScan: !request.oneThread };
-  const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), sharing);
+  const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), scanSharing(request));
   // Started on the vectors held now while their version is checked: kept when no write came in between.
   const early = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
   const earlyVersion = early?.version;
@@ -342,7 +344,7 @@ async function nearestHeldChecked(
   also: string[],
 ): Promise<Hit[] | null> {
   for (let depth = Math.ceil(n * Math.min(64, Math.max(4, 4 / share))); ; depth *= DEEPER) {
-    const found = await heldHits(request, held.nearest(query.values, depth, also, { shareScan: !request.oneThread }));
+    const found = await heldHits(request, held.nearest(query.values, depth, also, scanSharing(request)));
     if (!found) return null;
     const passed = await passingAmong(
       services.store.db,

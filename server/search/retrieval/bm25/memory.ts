@@ -378,7 +378,7 @@ export class DatasetIndex implements Mirror, TagIndex {
       return this.best(skipped === this.dead ? matches : kept(matches, skipped), k, least);
     }
     const lists = terms.map((term) => this.lists.get(term) ?? null);
-    return walkTop(lists, weights, { idWords: this.idWords, skipped, lengths: this.lengths }, parameters, k, least, split);
+    return walkTop({ lists, weights, chunks: { idWords: this.idWords, skipped, lengths: this.lengths }, parameters, k, least }, split);
   }
 }
 

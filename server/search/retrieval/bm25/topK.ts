@@ -49,20 +49,21 @@ export interface OrdinalRange {
 
 export const EVERY_ORDINAL: OrdinalRange = { from: 0, to: NONE };
 
+/** What a walk ranks: `lists[t]` (null: no chunk holds the term) weighed by `weights[t]` ≥ 0. */
+export interface Walk {
+  lists: (PostingList | null)[];
+  weights: number[];
+  chunks: ChunkTable;
+  parameters: Bm25Parameters;
+  k: number;
+  least: number;
+}
+
 /**
- * The best `k` chunks not skipped holding one of the lists' terms that score at least `least`, best first,
- * ties by chunk id; `lists[t]` (null: no chunk holds the term) is weighed by `weights[t]` ≥ 0. Only
- * the chunks of `range` are taken.
+ * The best `k` chunks not skipped holding one of the lists' terms that score at least `least`, best
+ * first, ties by chunk id. Only the chunks of `range` are taken.
  */
-export function topK(
-  lists: (PostingList | null)[],
-  weights: number[],
-  chunks: ChunkTable,
-  parameters: Bm25Parameters,
-  k: number,
-  least: number,
-  range: OrdinalRange = EVERY_ORDINAL,
-): Ranked[] {
+export function topK({ lists, weights, chunks, parameters, k, least }: Walk, range: OrdinalRange = EVERY_ORDINAL): Ranked[] {
   if (k <= 0) return [];
   const best = new BestK(k, chunks.idWords);
   const cursors: Cursor[] = [];

@@ -9,9 +9,8 @@
 // or failed, is let go: its half is walked here, and walks stay whole from then on.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { allShared } from '../../sharedArrays.js';
-import type { Bm25Parameters } from './bounds.js';
 import type { PostingList, PostingListState } from './postingList.js';
-import { BestK, type ChunkTable, EVERY_ORDINAL, type OrdinalRange, type Ranked, topK } from './topK.js';
+import { BestK, EVERY_ORDINAL, type OrdinalRange, type Ranked, topK, type Walk } from './topK.js';
 
 /**
  * Postings in the longest list at and above which a walk is split: a walk over such a list takes
@@ -22,13 +21,8 @@ export const SPLIT = { postings: 250_000 };
 const PATIENCE_MS = 5000;
 
 /** What the helper walks (walkShare.ts): the lists' arrays and bounds, and the range of ordinals. */
-export interface WalkShare {
+export interface WalkShare extends Omit<Walk, 'lists'> {
   lists: (PostingListState | null)[];
-  weights: number[];
-  chunks: ChunkTable;
-  parameters: Bm25Parameters;
-  k: number;
-  least: number;
   range: OrdinalRange;
 }
 
@@ -98,14 +92,14 @@ let helper: WalkHelper | null = null;
 
 /** The helper (started when first asked for), when it is ready; null until then and once it was let go. */
 function readyHelper(): WalkHelper | null {
-  helper ??= new WalkHelper();
-  return helper.ready && !helper.broken ? helper : null;
+  const started = (helper ??= new WalkHelper());
+  return started.ready && !started.broken ? started : null;
 }
 
 /** The helper once it is ready (started now if it was not), or null when it was let go. */
 export async function walkHelper(): Promise<WalkHelper | null> {
-  helper ??= new WalkHelper();
-  await helper.loaded;
+  readyHelper();
+  await helper?.loaded;
   return readyHelper();
 }
 
@@ -114,26 +108,19 @@ export async function walkHelper(): Promise<WalkHelper | null> {
  * SPLIT.postings postings is shared with the helper thread: it walks the ordinals of that list's
  * second half.
  */
-export function walkTop(
-  lists: (PostingList | null)[],
-  weights: number[],
-  chunks: ChunkTable,
-  parameters: Bm25Parameters,
-  k: number,
-  least: number,
-  split: boolean,
-): Ranked[] {
+export function walkTop(walk: Walk, split: boolean): Ranked[] {
+  const { lists, chunks, k } = walk;
   let longest: PostingList | null = null;
   for (const list of lists) if (list && list.size > (longest?.size ?? 0)) longest = list;
   const worth = split && k > 0 && longest !== null && longest.size >= SPLIT.postings;
   const shared = worth && allShared([chunks.idWords, chunks.skipped, chunks.lengths, ...lists.flatMap((l) => (l ? [l.ordinals, l.tfs, l.classes] : []))]);
   const helping = shared ? readyHelper() : null;
-  if (!helping || !longest) return topK(lists, weights, chunks, parameters, k, least);
+  if (!helping || !longest) return topK(walk);
   const middle = longest.ordinals[longest.size >> 1];
   const upper: OrdinalRange = { from: middle, to: EVERY_ORDINAL.to };
-  helping.start({ lists: lists.map((l) => l?.state ?? null), weights, chunks, parameters, k, least, range: upper });
-  const lower = topK(lists, weights, chunks, parameters, k, least, { from: 0, to: middle });
-  const helped = helping.answer() ?? topK(lists, weights, chunks, parameters, k, least, upper);
+  helping.start({ ...walk, lists: lists.map((l) => l?.state ?? null), range: upper });
+  const lower = topK(walk, { from: 0, to: middle });
+  const helped = helping.answer() ?? topK(walk, upper);
   const best = new BestK(k, chunks.idWords);
   for (const { ordinal, score } of [...lower, ...helped]) best.offer(ordinal, score);
   return best.ranked();

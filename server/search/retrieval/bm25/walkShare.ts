@@ -7,17 +7,9 @@ import type { WalkShare } from './walkHelpers.js';
 
 const { port, done } = workerData as { port: MessagePort; done: Int32Array };
 
-port.on('message', ({ lists, weights, chunks, parameters, k, least, range }: WalkShare) => {
+port.on('message', ({ lists, range, ...walk }: WalkShare) => {
   try {
-    const ranked = topK(
-      lists.map((state) => state && PostingList.from(state)),
-      weights,
-      chunks,
-      parameters,
-      k,
-      least,
-      range,
-    );
+    const ranked = topK({ ...walk, lists: lists.map((state) => state && PostingList.from(state)) }, range);
     port.postMessage({ ranked });
   } catch (error) {
     port.postMessage({ error: String(error) });

@@ -82,8 +82,8 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
 
 /**
  * Whether a scan of the codes by column may be shared with the worker's helper threads (the
- * default). Not when the caller's thread has work of its own meanwhile (hybrid's BM25 walk): a
- * helper would take the core that work needs, and both would end later.
+ * default). Not when another thread needs the other core meanwhile (hybrid's BM25 walk on the
+ * service's thread, or other searches in flight): a helper would take it, and both would end later.
  */
 export interface ScanSharing {
   shareScan?: boolean;
