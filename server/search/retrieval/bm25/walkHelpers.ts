@@ -90,16 +90,18 @@ class WalkHelper {
 
 let helper: WalkHelper | null = null;
 
-/** The helper (started when first asked for), when it is ready; null until then and once it was let go. */
+/** The helper, started when first asked for. */
+const startedHelper = (): WalkHelper => (helper ??= new WalkHelper());
+
+/** The helper when it is ready; null until then and once it was let go. */
 function readyHelper(): WalkHelper | null {
-  const started = (helper ??= new WalkHelper());
+  const started = startedHelper();
   return started.ready && !started.broken ? started : null;
 }
 
 /** The helper once it is ready (started now if it was not), or null when it was let go. */
 export async function walkHelper(): Promise<WalkHelper | null> {
-  readyHelper();
-  await helper?.loaded;
+  await startedHelper().loaded;
   return readyHelper();
 }
 
