@@ -134,8 +134,8 @@ export interface VariantResult {
   breakdown?: Breakdown;
   /**
    * The same measurement in the first pass (variants in the listed order); the figures above come
-   * from the second (in reverse order), so that no variant's figure hangs on how soon after the load
-   * it ran.
+   * from the second (in reverse order), so that no variant's figure hangs on how early in the run
+   * it was measured.
    */
   first_pass?: { latency_ms: Record<Step, Latency | null>; api_excluding_embedding_ms: Latency | null; loadavg: [number, number] };
   /** Every measured query's latency, by path, in query order (ms). */
@@ -388,9 +388,9 @@ interface PassOutcome {
 /**
  * Every variant measured twice. The first pass, in the listed order: a probe through the SDK, then
  * the paths (measureVariant), then the breakdown. The second, in reverse order: the paths again,
- * whose latencies the result reports (with the first pass's beside them). After a large load the
- * machine runs slower for many minutes, every path alike (raw in-process ones too): a single pass
- * charged that to whichever variants came first.
+ * whose latencies the result reports (with the first pass's beside them). Early in a run every path
+ * runs slower, the raw in-process ones too (most likely while V8 still optimizes the code the
+ * variants share): a single pass charged that to whichever variants came first.
  */
 async function measurePass(
   ctx: MeasureContext,
