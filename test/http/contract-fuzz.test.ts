@@ -59,7 +59,8 @@ it(`schemathesis finds no failure (${mode} mode)`, async () => {
     maxExamples: Number(process.env.FUZZ_EXAMPLES ?? 5),
     seed: Number(process.env.FUZZ_SEED ?? 20261123),
     workers: Number(process.env.FUZZ_WORKERS ?? 4),
-    killAfterMs: 360_000,
+    // Generous: on a machine that ran the service slowly (2026-11-29), the embedded run was not done at 6 minutes.
+    killAfterMs: 900_000,
   });
   const summary = describeFuzz(result);
   console.log(summary);
@@ -72,4 +73,4 @@ it(`schemathesis finds no failure (${mode} mode)`, async () => {
   expect(await membership(target.apiKey), summary).toEqual(membershipBefore);
   // Reached only when every check passed: a failing run keeps its reports for inspection.
   await rm(result.reportDir, { recursive: true, force: true });
-}, 420_000);
+}, 960_000);
