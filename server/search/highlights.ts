@@ -8,7 +8,7 @@
 // Pure and synchronous; O(text length × query words).
 import { stem } from 'porter2';
 import type * as T from '../../sdk/src/generated/types.gen.js';
-import { htmlTextParser } from '../text/html.js';
+import { type HtmlTextSink, htmlTextParser } from '../text/html.js';
 
 export interface Highlighted {
   chunk_html: string;
@@ -54,9 +54,12 @@ interface Resolved {
   postTag: string;
 }
 
+// Helpers of hot functions live at the top level: a closure made per call is also named per call
+// (the TypeScript loader keeps function names), which costs more than the closure's own work.
+const intOption = (v: unknown, fallback: number, min: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(min, Math.floor(v)) : fallback);
+
 function resolveOptions(o: T.HighlightOptions | null | undefined): Resolved {
   const d = HIGHLIGHT_DEFAULTS;
-  const int = (v: unknown, fallback: number, min: number) => (typeof v === 'number' && Number.isFinite(v) ? Math.max(min, Math.floor(v)) : fallback);
   return {
     enabled: typeof o?.highlight_results === 'boolean' ? o.highlight_results : d.highlight_results,
     v1: o?.highlight_strategy === 'v1',
@@ -64,10 +67,10 @@ function resolveOptions(o: T.HighlightOptions | null | undefined): Resolved {
       ? o.highlight_delimiters.filter((x): x is string => typeof x === 'string' && x.length > 0)
       : d.highlight_delimiters,
     threshold: typeof o?.highlight_threshold === 'number' && Number.isFinite(o.highlight_threshold) ? o.highlight_threshold : d.highlight_threshold,
-    window: int(o?.highlight_window, d.highlight_window, 0),
+    window: intOption(o?.highlight_window, d.highlight_window, 0),
     // A span is at least one word long: 0 would otherwise mean "mark nothing".
-    maxLength: int(o?.highlight_max_length, d.highlight_max_length, 1),
-    maxNum: int(o?.highlight_max_num, d.highlight_max_num, 0),
+    maxLength: intOption(o?.highlight_max_length, d.highlight_max_length, 1),
+    maxNum: intOption(o?.highlight_max_num, d.highlight_max_num, 0),
     preTag: typeof o?.pre_tag === 'string' ? o.pre_tag : d.pre_tag,
     postTag: typeof o?.post_tag === 'string' ? o.post_tag : d.post_tag,
   };
@@ -314,35 +317,46 @@ interface Piece {
 
 /** The chunk's text as the highlighter reads it (the walk indexing reads), with its map back to the source. */
 export function extractText(html: string): { text: string; pieces: Piece[] } {
-  const parts: string[] = [];
-  const pieces: Piece[] = [];
-  let textLength = 0;
-  let rawEnd = 0; // where the last piece taken from the source ends
-  let inTitle = false;
-  const push = (text: string, raw: number, rawLength: number, kind: Kind) => {
+  const sink = new SourcedText(html);
+  htmlTextParser(sink).end(html);
+  return { text: sink.parts.join(''), pieces: sink.pieces };
+}
+
+/** The walk's text laid end to end, each piece of it mapped back to where it came from. */
+class SourcedText implements HtmlTextSink {
+  readonly parts: string[] = [];
+  readonly pieces: Piece[] = [];
+  private length = 0;
+  /** Where the last piece taken from the source ends. */
+  private rawEnd = 0;
+  private inTitle = false;
+
+  constructor(private readonly html: string) {}
+
+  block(name: string, opening: boolean): void {
+    if (name === 'title') this.inTitle = opening;
+    const last = this.parts[this.parts.length - 1];
+    if (last && !last.endsWith('\n')) this.push('\n', 0, 0, Kind.Virtual);
+  }
+
+  text(data: string, start: number, end: number): void {
+    const { html } = this;
+    const literalStart = end - data.length;
+    // A title holds no markup: its words are read, never marked.
+    if (this.inTitle) this.push(data, 0, 0, Kind.Virtual);
+    else if (literalStart >= this.rawEnd && html.slice(literalStart, end) === data) this.push(data, literalStart, data.length, Kind.Literal);
+    else if (start >= this.rawEnd && end <= html.length && html[start] === '&') this.push(data, start, end - start, Kind.Entity);
+    // Text whose source cannot be located is kept as words but never marked.
+    else this.push(data, 0, 0, Kind.Virtual);
+  }
+
+  private push(text: string, raw: number, rawLength: number, kind: Kind): void {
     if (!text) return;
-    parts.push(text);
-    pieces.push({ text: textLength, length: text.length, raw, rawLength, kind });
-    textLength += text.length;
-    if (kind !== Kind.Virtual) rawEnd = raw + rawLength;
-  };
-  htmlTextParser({
-    block(name, opening) {
-      if (name === 'title') inTitle = opening;
-      const last = parts[parts.length - 1];
-      if (last && !last.endsWith('\n')) push('\n', 0, 0, Kind.Virtual);
-    },
-    text(data, start, end) {
-      const literalStart = end - data.length;
-      // A title holds no markup: its words are read, never marked.
-      if (inTitle) push(data, 0, 0, Kind.Virtual);
-      else if (literalStart >= rawEnd && html.slice(literalStart, end) === data) push(data, literalStart, data.length, Kind.Literal);
-      else if (start >= rawEnd && end <= html.length && html[start] === '&') push(data, start, end - start, Kind.Entity);
-      // Text whose source cannot be located is kept as words but never marked.
-      else push(data, 0, 0, Kind.Virtual);
-    },
-  }).end(html);
-  return { text: parts.join(''), pieces };
+    this.parts.push(text);
+    this.pieces.push({ text: this.length, length: text.length, raw, rawLength, kind });
+    this.length += text.length;
+    if (kind !== Kind.Virtual) this.rawEnd = raw + rawLength;
+  }
 }
 
 /** The source ranges of text range [start, end), one per run of text not interrupted by markup. */
@@ -436,6 +450,9 @@ interface Passage {
   exact: boolean;
 }
 
+/** A word matches by its stem too, as search matched it ("glacier" marks "Glaciers"). */
+const sameWord = (t: Token, q: QueryWord) => t.key === q.key || t.stem === q.stem;
+
 function matchPassage(passage: Passage, query: Query, o: Resolved): void {
   const { tokens } = passage;
   // Most passages hold no query word: they are passed over before any table is made for them.
@@ -444,8 +461,6 @@ function matchPassage(passage: Passage, query: Query, o: Resolved): void {
   const seq = query.sequence;
   const m = seq.length;
   const wordMax = o.v1 ? o.maxLength : 1;
-  // A word matches by its stem too, as search matched it ("glacier" marks "Glaciers").
-  const same = (t: Token, q: QueryWord) => t.key === q.key || t.stem === q.stem;
 
   // longest[i]: the longest run of query words (in query order) that starts at token i, begins and
   // ends with a meaningful word, and is at most `wordMax` long. Computed from the end with one row
@@ -458,7 +473,7 @@ function matchPassage(passage: Passage, query: Query, o: Resolved): void {
       let best = 0;
       for (let j = m - 1; j >= 0; j--) {
         const q = seq[j];
-        row[j] = q && same(tokens[i], q) ? next[j + 1] + 1 : 0;
+        row[j] = q && sameWord(tokens[i], q) ? next[j + 1] + 1 : 0;
         if (q && !q.stop && row[j] > best) {
           let len = Math.min(row[j], wordMax);
           while (len > 1 && seq[j + len - 1]!.stop) len--;
@@ -563,6 +578,9 @@ function anchorsAt(lower: string, anchors: string[]): number[] {
   return at.sort((x, y) => x - y);
 }
 
+/** text[a, b) as escaped text on one line. */
+const plainText = (text: string, a: number, b: number) => escapeHtml(text.slice(a, b).replace(/\s+/g, ' '));
+
 /** The passage as escaped plain text, cut to the window, with its matches wrapped. */
 function passageText(text: string, p: Passage, o: Resolved): string {
   const n = p.tokens.length;
@@ -578,16 +596,15 @@ function passageText(text: string, p: Passage, o: Resolved): string {
   while (start < end && SPACE.test(text[start])) start++;
   while (end > start && SPACE.test(text[end - 1])) end--;
 
-  const plain = (a: number, b: number) => escapeHtml(text.slice(a, b).replace(/\s+/g, ' '));
   const parts: string[] = [];
   let at = start;
   for (const [a, b] of p.spans) {
     const spanStart = Math.max(start, p.tokens[a].start);
     const spanEnd = Math.min(end, p.tokens[b - 1].end);
     if (spanStart >= spanEnd) continue;
-    parts.push(plain(at, spanStart), o.preTag, plain(spanStart, spanEnd), o.postTag);
+    parts.push(plainText(text, at, spanStart), o.preTag, plainText(text, spanStart, spanEnd), o.postTag);
     at = spanEnd;
   }
-  parts.push(plain(at, end));
+  parts.push(plainText(text, at, end));
   return parts.join('');
 }
