@@ -12,7 +12,8 @@ import type { Services } from '../services.js';
 import { prepareQueries, retrieveQueries, type WeightedQuery } from './query/index.js';
 import { rankHits, rankingWindow } from './ranking/index.js';
 import { pageSizeOf, withKeyDefaults, type SearchPayload } from './request.js';
-import type { Hit, SearchType } from './types.js';
+import { pageRows } from './pageRows.js';
+import type { Hit, PageCheck, SearchType } from './types.js';
 
 export interface SearchOptions {
   /** Autocomplete: the last word is a prefix. */
@@ -88,11 +89,13 @@ export async function findHits(services: Services, dataset: DatasetRow, caller: 
   const prepared = await prepareQueries(services, dataset, payload);
   const { queries, correctedQuery } = prepared;
   // Without a ranking stage, retrieval may name the page's ids before it has confirmed them: their
-  // rows are read meanwhile.
+  // rows are read meanwhile, with what retrieval checks its answer against.
   let readAhead: FoundHits['readAhead'] = null;
-  const startReading = (ids: string[]) => {
-    readAhead = { ids: new Set(ids), rows: chunkRowsById(services.store.db, dataset.id, ids) };
+  const startReading = (ids: string[], query?: string): Promise<PageCheck> => {
+    const read = pageRows(services.store.db, dataset.id, ids, query ?? null);
+    readAhead = { ids: new Set(ids), rows: read.then((page) => page.rows) };
     readAhead.rows.catch(() => undefined);
+    return read.then(({ version, terms }) => ({ version, terms }));
   };
   const base = {
     dataset,

@@ -39,10 +39,17 @@ export interface RetrievalRequest {
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
   /**
-   * Told the ids of the page (`offset` on) when retrieval has them before it has confirmed them, so
-   * that the caller can start reading their rows meanwhile; the hits returned may still differ.
+   * Told the ids of the page (`offset` on) when retrieval has them before it has confirmed them: the
+   * caller starts reading their rows, in a statement that also reads the dataset's version and,
+   * given a query, its terms (search/pageRows.ts); the hits returned may still differ.
    */
-  readAhead?: (ids: string[]) => void;
+  readAhead?: (ids: string[], query?: string) => Promise<PageCheck>;
+}
+
+/** What the statement reading a page's rows read besides them (search/pageRows.ts). */
+export interface PageCheck {
+  version: number;
+  terms: string[] | null;
 }
 
 export interface Hit {

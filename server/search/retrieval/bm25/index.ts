@@ -196,22 +196,23 @@ async function countInSql(db: Knex, request: RetrievalRequest, query: Bm25Query)
 
 /**
  * The top `k` (and the count, when asked), from the in-memory index when it is ready, else in SQL;
- * null when no chunk holds a query term. The query's statistics come first (`given`: read by the
- * caller): the version they were read at spares an index already there its catch-up statement. On
- * a settled index the search is made while they are read (searchSettled).
+ * null when no chunk holds a query term. A search whose caller reads the page's rows early answers
+ * from a settled index and has the rows' statement check it (searchChecked). Otherwise the query's
+ * statistics come first (`given`: read by the caller): the version they were read at spares an
+ * index already there its catch-up statement, and on a settled index the search is made while
+ * they are read (searchSettled).
  */
-async function search(
-  services: Services,
-  request: RetrievalRequest,
-  k: number,
-  count: boolean,
-  given?: Promise<PreparedBm25>,
-): Promise<{ hits: Hit[]; total: number | null } | null> {
+async function search(services: Services, request: RetrievalRequest, k: number, count: boolean, given?: Promise<PreparedBm25>): Promise<Found | null> {
   const db = services.store.db;
   const least = request.scoreThreshold ?? 0;
   const plan: MemorySearch = { k, least, count, countAbove: request.scoreThreshold ?? null, narrowed: narrowed(request), split: !request.oneThread };
+  if (!given && request.readAhead) {
+    const checked = await searchChecked(services, request, plan, request.readAhead).catch(() => null);
+    if (checked) return checked.found;
+  }
   const reading = given ?? prepareBm25(db, request);
-  const early = searchSettled(services, request, plan).catch(() => null);
+  // A search the rows' statement did not confirm would only be made again on the same index.
+  const early = request.readAhead ? null : searchSettled(services, request, plan).catch(() => null);
   const { query, version, statistics } = await reading;
   const settled = await early;
   if (settled && sameStatistics(settled.statistics, statistics)) return settled.found;
@@ -225,28 +226,71 @@ async function search(
  * The search made on the dataset's settled index (mirrors.ts) while the query's statistics are read,
  * from the terms guessed here and the index's own counts: the caller keeps its answer when the
  * database's statistics turn out the same (no write in between, the same terms). Null when the
- * search needs SQL (a filter other than on tags), the index is not settled, or the query's terms
- * cannot be guessed.
+ * search cannot be made early (earlySearch).
  */
 async function searchSettled(services: Services, request: RetrievalRequest, plan: MemorySearch): Promise<EarlySearch | null> {
-  if (plan.narrowed && !tagFilterOf(request.filter, request.conditions)) return null;
-  const terms = englishTerms(request.query);
-  if (!terms || !services.bm25.settled(request.dataset.id)) return null;
+  if (!earlyTerms(services, request, plan)) return null;
   // A turn later, when the statistics' statement has been sent: the walk runs while it travels.
   await nextTurn();
-  const index = services.bm25.settled(request.dataset.id);
-  if (!index) return null;
+  const early = earlySearch(services, request, plan);
+  return early && { statistics: early.statistics, found: await early.found };
+}
+
+/**
+ * The search made on the dataset's settled index, then checked by the statement that reads the
+ * page's rows: kept when the database is at the index's version and makes the same terms of the
+ * query, so that the search needs no statement of its own. Null when it cannot be made early
+ * (earlySearch) or was not confirmed (a write came in between: the caller searches again).
+ */
+async function searchChecked(
+  services: Services,
+  request: RetrievalRequest,
+  plan: MemorySearch,
+  readAhead: NonNullable<RetrievalRequest['readAhead']>,
+): Promise<EarlySearch | null> {
+  const early = earlySearch(services, request, plan);
+  if (!early) return null;
+  const found = await early.found;
+  const check = await readAhead(
+    (found?.hits ?? []).slice(request.offset).map((h) => h.id),
+    request.query,
+  );
+  const { statistics } = early;
+  const same =
+    check.version === statistics.version && check.terms?.length === statistics.terms.length && check.terms.every((t, i) => t === statistics.terms[i]);
+  return same ? { statistics, found } : null;
+}
+
+/** The query's terms guessed here, when a search can be made early on the dataset's settled index; else null. */
+function earlyTerms(services: Services, request: RetrievalRequest, plan: MemorySearch): string[] | null {
+  if (plan.narrowed && !tagFilterOf(request.filter, request.conditions)) return null;
+  const terms = englishTerms(request.query);
+  return terms && services.bm25.settled(request.dataset.id) ? terms : null;
+}
+
+/**
+ * The search on the dataset's settled index, from the terms guessed here and the index's own
+ * counts, with the statistics it was made from. Null when the search needs SQL (a filter other
+ * than on tags), the index is not settled, or the query's terms cannot be guessed.
+ */
+function earlySearch(services: Services, request: RetrievalRequest, plan: MemorySearch): { statistics: TermStatistics; found: Promise<Found | null> } | null {
+  const terms = earlyTerms(services, request, plan);
+  const index = terms && services.bm25.settled(request.dataset.id);
+  if (!terms || !index) return null;
   // Statistics and walk in one go, so both are of the index's version.
   const statistics = heldStatistics(index, terms);
   const { query } = preparedFrom(request, statistics);
-  const found = query ? await memoryBm25(services.store.db, request, index, query, plan) : null;
-  request.readAhead?.((found?.hits ?? []).slice(request.offset).map((h) => h.id));
-  return { statistics, found };
+  return { statistics, found: query ? memoryBm25(services.store.db, request, index, query, plan) : Promise.resolve(null) };
+}
+
+interface Found {
+  hits: Hit[];
+  total: number | null;
 }
 
 interface EarlySearch {
   statistics: TermStatistics;
-  found: { hits: Hit[]; total: number | null } | null;
+  found: Found | null;
 }
 
 export async function bm25Search(services: Services, request: RetrievalRequest): Promise<RetrievalResult> {
