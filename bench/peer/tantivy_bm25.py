@@ -1,9 +1,10 @@
 """BM25 top-k over the bench's corpus with Tantivy, in-process: the peer engine's figure.
 
-Reads a JSON lines file ({"queries": [...], "k": 10, "rounds": 3}, then one text a line, as a JSON
-string) and prints JSON with the build time, per-query latencies (search plus reading the ids of
-the hits) and each query's top ids (as indexes into texts). English stemming (Tantivy's en_stem
-tokenizer), k1 = 1.2, b = 0.75.
+Reads a JSON lines file ({"queries": [...], "k": 10}, then one text a line, as a JSON string),
+builds the index and prints a JSON line with its version and build time. Then, for each line read
+from standard input ({"rounds": n}), runs every query n times and prints a JSON line with the
+per-query latencies (search plus reading the ids of the hits), until standard input ends: the bench measures it beside the service, in the same
+minutes. English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
 """
 import json
 import re
@@ -32,21 +33,22 @@ def main() -> None:
     writer.wait_merging_threads()
     index.reload()
     build_ms = (time.perf_counter() - started) * 1000
+    lines.close()
     searcher = index.searcher()
     k = job["k"]
     # Only words: the query parser's syntax (quotes, colons, +, -) must not change what is asked.
     parsed = [index.parse_query(" ".join(re.findall(r"\w+", q)) or "nothing", ["body"]) for q in job["queries"]]
-    latencies = []
-    tops = []
-    for round_ in range(job["rounds"]):
-        for query in parsed:
-            t0 = time.perf_counter()
-            hits = searcher.search(query, k).hits
-            top = [searcher.doc(address)["n"][0] for _, address in hits]
-            latencies.append((time.perf_counter() - t0) * 1000)
-            if round_ == 0:
-                tops.append(top)
-    print(json.dumps({"version": tantivy.__version__ if hasattr(tantivy, "__version__") else None, "build_ms": build_ms, "latencies_ms": latencies, "tops": tops}))
+    version = tantivy.__version__ if hasattr(tantivy, "__version__") else None
+    print(json.dumps({"version": version, "build_ms": build_ms}), flush=True)
+    for command in sys.stdin:
+        latencies = []
+        for _ in range(json.loads(command)["rounds"]):
+            for query in parsed:
+                t0 = time.perf_counter()
+                hits = searcher.search(query, k).hits
+                [searcher.doc(address)["n"][0] for _, address in hits]
+                latencies.append((time.perf_counter() - t0) * 1000)
+        print(json.dumps({"latencies_ms": latencies}), flush=True)
 
 
 if __name__ == "__main__":
