@@ -9,6 +9,7 @@ import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { packIds } from '../../server/search/chunkIdWords.js';
+import { pageRows } from '../../server/search/pageRows.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
@@ -528,6 +529,37 @@ describe('kept current', () => {
     const elsewhere = Array.from({ length: DIMENSION }, (_, i) => (i % 3 === 0 ? 7 : -3));
     const [added] = await insertChunks(dataset, [elsewhere]);
     expect((await semantic(dataset, elsewhere))[0]).toMatchObject({ id: added });
+  });
+
+  it("has a search on settled held vectors checked by the statement reading its page's rows, and still see a write", async () => {
+    // The caller's read of the page's rows, as the search operations make it (search/index.ts).
+    const readAhead = async (ids: string[], query?: string) => {
+      const { version, terms } = await pageRows(db(), dataset.id, ids, query ?? null);
+      return { version, terms };
+    };
+    const search = async (vector: number[]) =>
+      (await retrieve(service.services, 'semantic', { dataset, query: 'q', vector, limit: 10, offset: 0, readAhead })).hits.map((h) => h.id);
+    expect(await search(target)).toEqual((await semantic(dataset, target)).map((h) => h.id));
+    // A second with no change applied: the held vectors are settled.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const statements: string[] = [];
+    const listener = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', listener);
+    let found: string[];
+    try {
+      found = await search(target);
+    } finally {
+      db().off('query', listener);
+    }
+    expect(found).toEqual((await semantic(dataset, target)).map((h) => h.id));
+    // The rows' statement confirmed the version: the search read no change log of its own.
+    expect(statements.filter((sql) => sql.includes('bm25_changes'))).toHaveLength(0);
+    expect(statements.filter((sql) => sql.includes('dataset_version'))).toHaveLength(1);
+    // A write behind the settled vectors: the version read with the rows differs, and the search is made again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const elsewhere = Array.from({ length: DIMENSION }, (_, i) => (i % 5 === 0 ? 9 : -2));
+    const [added] = await insertChunks(dataset, [elsewhere]);
+    expect((await search(elsewhere))[0]).toBe(added);
   });
 
   it('keeps a list ranked again and again ready, as exact as the list sent, until the set changes', async () => {

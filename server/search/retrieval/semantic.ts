@@ -245,6 +245,12 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   const earlyVersion = early?.version;
   const earlyAnswer = early && search(early);
   earlyAnswer?.catch(() => undefined);
+  // With the page's rows read early, their statement reads the version too: none of its own.
+  if (earlyAnswer && request.readAhead) {
+    const hits = await heldHits(request, earlyAnswer);
+    const check = hits && (await request.readAhead(hits.slice(request.offset).map((h) => h.id)).catch(() => null));
+    if (hits && check?.version === earlyVersion) return hits;
+  }
   const held = await heldVectors(services, request);
   if (!held) return null;
   return heldHits(request, held === early && held.version === earlyVersion ? earlyAnswer! : search(held));
