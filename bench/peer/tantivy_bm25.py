@@ -3,8 +3,9 @@
 Reads a JSON lines file ({"queries": [...], "k": 10}, then one text a line, as a JSON string),
 builds the index and prints a JSON line with its version and build time. Then, for each line read
 from standard input ({"rounds": n}), runs every query n times and prints a JSON line with the
-per-query latencies (search plus reading the ids of the hits), until standard input ends: the bench measures it beside the service, in the same
-minutes. English stemming (Tantivy's en_stem tokenizer), k1 = 1.2, b = 0.75.
+per-query latencies (search plus reading the ids of the hits), until standard input ends: the
+bench measures it beside the service, in the same minutes. English stemming (Tantivy's en_stem
+tokenizer), k1 = 1.2, b = 0.75.
 """
 import json
 import re

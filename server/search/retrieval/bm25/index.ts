@@ -93,9 +93,10 @@ function heldStatistics(index: DatasetIndex, terms: string[]): TermStatistics {
 
 /** Equal, terms in the same order too: the weights are then added up in the same order, to the last bit. */
 function sameStatistics(a: TermStatistics, b: TermStatistics): boolean {
-  const same = (x: unknown[], y: unknown[]) => x.length === y.length && x.every((v, i) => v === y[i]);
-  return a.version === b.version && a.chunks === b.chunks && a.lengthSum === b.lengthSum && same(a.terms, b.terms) && same(a.counts, b.counts);
+  return a.version === b.version && a.chunks === b.chunks && a.lengthSum === b.lengthSum && sameList(a.terms, b.terms) && sameList(a.counts, b.counts);
 }
+
+const sameList = (x: readonly unknown[], y: readonly unknown[]) => x.length === y.length && x.every((v, i) => v === y[i]);
 
 /**
  * The request's tag filter answered from the dataset's held postings, current (at the version the
@@ -256,9 +257,7 @@ async function searchChecked(
     request.query,
   );
   const { statistics } = early;
-  const same =
-    check.version === statistics.version && check.terms?.length === statistics.terms.length && check.terms.every((t, i) => t === statistics.terms[i]);
-  return same ? { statistics, found } : null;
+  return check.version === statistics.version && check.terms && sameList(check.terms, statistics.terms) ? { statistics, found } : null;
 }
 
 /** The query's terms guessed here, when a search can be made early on the dataset's settled index; else null. */
