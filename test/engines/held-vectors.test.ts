@@ -355,11 +355,11 @@ describe('calibration', () => {
     const ids = await insertChunks(dataset, stored);
     const held = (await service.services.vectors.ready(dataset.id))!;
     // Not calibrated yet: its searches scan every code, when they may read that much.
-    expect(await held.graphRecall()).toBeNull();
+    expect(await held.calibration()).toBeNull();
     const uncalibrated = await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, []);
     expect(uncalibrated.by).toBe(CHUNKS * DIMENSION <= CALIBRATION.scanBytes ? 'scan' : 'graph');
     for (const query of vectors(CALIBRATION.queries - 1, random)) await semantic(dataset, query);
-    await vi.waitFor(async () => expect(await held.graphRecall()).not.toBeNull());
+    await vi.waitFor(async () => expect(await held.calibration()).not.toBeNull());
     return { dataset, stored, ids, held };
   }
 
@@ -394,10 +394,23 @@ describe('calibration', () => {
   const nearestOf = (held: HeldVectors, queries: number[][]) =>
     Promise.all(queries.map((query, i) => held.nearest(Float32Array.from(query), 5 + (i % 10), [])));
 
-  it('keeps the graph when it finds the true neighbours', async () => {
-    const { held } = await calibrated('calibrated graph', {});
-    expect(await held.graphRecall()).toBeGreaterThanOrEqual(0.95);
+  it('keeps the graph when it finds the true neighbours faster than a scan', async () => {
+    // A scan weighed at a thousand times its time: the walk is the faster.
+    const { held } = await calibrated('calibrated graph', { scanWeight: 1000 });
+    const calibration = await held.calibration();
+    expect(calibration?.walkFaster).toBe(true);
+    expect(calibration?.recall).toBeGreaterThanOrEqual(0.95);
     expect((await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, [])).by).toBe('graph');
+  });
+
+  it('scans a small set, whose scan is exact and faster than the walk, though the graph finds the true neighbours', async () => {
+    // 3,000 codes of 24 components are read in less time than a walk that keeps 384 candidates.
+    const { stored, ids, held } = await calibrated('calibrated small', {});
+    const calibration = await held.calibration();
+    expect(calibration?.recall).toBeGreaterThanOrEqual(0.95);
+    expect(calibration?.walkFaster).toBe(false);
+    const queries = vectors(QUERIES, random);
+    expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
   });
 
   it('scans every vector when the graph falls short of the target, with exact answers that follow deletes', async () => {

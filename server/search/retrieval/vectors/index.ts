@@ -42,7 +42,10 @@ const MIN_CANDIDATES = 100;
 /**
  * When a cosine set's searches scan its int8 codes instead of walking the graph (worker.js,
  * scanFor): until its graph has been found to reach `target` of the true top 10 on the set's last
- * `queries` searches, when the scan reads at most `scanBytes`. That is 64 MiB, some 8-10 ms here:
+ * `queries` searches in less time than the scan took on them (the scan's time weighed by
+ * `scanWeight`, which tests raise), when the scan reads at most `scanBytes`. A small set's scan is
+ * exact and faster than the walk: at 5,000 and 20,000 of the built-in embedder's vectors, a scan by
+ * column took a quarter of the walk's time (bench/held-sweep.ts). That is 64 MiB, some 8-10 ms here:
  * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
  * components only (a scan by column) of up to 1,600,000 vectors for a query with 40 (the built-in
  * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short.
@@ -51,7 +54,7 @@ const MIN_CANDIDATES = 100;
  * (helpers.js); below, handing out a share costs more of the machine than it saves a search.
  * Mutable for tests.
  */
-export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20, splitBytes: 8 * 2 ** 20 };
+export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20, splitBytes: 8 * 2 ** 20, scanWeight: 1 };
 
 const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
   dimension,
@@ -94,6 +97,8 @@ interface Stats {
   slots: number;
   /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
   recall: number | null;
+  /** Whether the graph's walk was then faster than the scan. */
+  walkFaster: boolean;
   /** Scans by column that helper threads took shares of. */
   sharedScans: number;
 }
@@ -147,9 +152,10 @@ export class HeldVectors implements Mirror {
     return this.slots * (this.dimension * (4 + 3) + GRAPH.connectivity * 2 * 4 + 100);
   }
 
-  /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
-  async graphRecall(): Promise<number | null> {
-    return (await this.worker.stats(this.handle)).recall;
+  /** The last calibration: the graph's recall@10 against a scan, and whether its walk was the faster (null: none yet). */
+  async calibration(): Promise<{ recall: number; walkFaster: boolean } | null> {
+    const { recall, walkFaster } = await this.worker.stats(this.handle);
+    return recall === null ? null : { recall, walkFaster };
   }
 
   /** Scans by column that helper threads took shares of. */

@@ -6,10 +6,10 @@
 //
 // Under cosine, each vector's direction is also kept in int8 ("codes"), by row (rows.js) and by
 // column (columns.js), and the set checks the graph against a scan of the codes on its own recent
-// queries (calibrate): until it has, and where the walk finds too few of the true neighbours
-// (vectors whose neighbours are barely nearer than the rest, like the built-in hashing embedder's),
-// searches scan the codes when the scan is affordable: by column for a query with few nonzero
-// components, else every code. A long list of chunks to rank (a selective filter's) is first
+// queries (calibrate): until it has, where the walk finds too few of the true neighbours (vectors
+// whose neighbours are barely nearer than the rest, like the built-in hashing embedder's), and
+// where the walk takes longer than the scan (a small set), searches scan the codes when the scan is
+// affordable: by column for a query with few nonzero components, else every code. A long list of chunks to rank (a selective filter's) is first
 // screened by its codes, which bound each distance, so that only the chunks that can make the top
 // get their exact distances (screened); a list ranked search after search is kept ready (lists.js,
 // nearestIn). Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
@@ -172,7 +172,7 @@ class DatasetVectors {
     this.dimension = dimension;
     this.metric = METRICS[metric];
     this.threads = threads;
-    /** { target, queries, regrowth, scanBytes, splitBytes }: see CALIBRATION in index.ts. */
+    /** { target, queries, regrowth, scanBytes, splitBytes, scanWeight }: see CALIBRATION in index.ts. */
     this.calibration = calibration;
     this.graph = new usearch.Index({
       dimensions: dimension,
@@ -198,6 +198,8 @@ class DatasetVectors {
     this.dead = 0;
     /** The graph's recall@10 against the scan on the last calibration's queries (null: none yet). */
     this.recall = null;
+    /** Whether the graph's walk took less time than the scan on those queries (scanWeight applied). */
+    this.walkFaster = false;
     /** The last queries, for calibration; the slots held when it last ran (-1: never); whether it runs. */
     this.recent = [];
     this.calibratedAt = -1;
@@ -355,11 +357,11 @@ class DatasetVectors {
 
   /**
    * How a search for the query of these codes finds its candidates: 'none' (the graph is walked)
-   * when the graph found the target share of the true top 10 at the last calibration, or when a
-   * scan would read more bytes than allowed; else its scan (scanKind).
+   * when, at the last calibration, the graph found the target share of the true top 10 in less time
+   * than the scan, or when a scan would read more bytes than allowed; else its scan (scanKind).
    */
   scanFor(codes) {
-    if (this.recall !== null && this.recall >= this.calibration.target) return 'none';
+    if (this.recall !== null && this.recall >= this.calibration.target && this.walkFaster) return 'none';
     const kind = this.scanKind(codes);
     const bytes = (kind === 'columns' ? countNonzero(codes) : this.dimension) * this.ids.length;
     return bytes <= this.calibration.scanBytes ? kind : 'none';
@@ -551,27 +553,36 @@ class DatasetVectors {
   }
 
   /**
-   * Compares, for each recent query, the graph's top 10 with the scan's, one query a turn so that
-   * searches go on meanwhile, and keeps the graph's recall (see scanFor). The scan's top 10 stands
-   * for the exact one: its candidates are ranked by exact distance, and int8 directions are fine
-   * enough that the true top 10 are among a scan's first 100.
+   * Compares, for each recent query, the graph's top 10 with the scan's, and the times each took,
+   * one query a turn so that searches go on meanwhile; keeps the graph's recall and whether it was
+   * the faster (see scanFor). The scan's top 10 stands for the exact one: its candidates are ranked
+   * by exact distance, and int8 directions are fine enough that the true top 10 are among a scan's
+   * first 100.
    */
   calibrate() {
     this.calibrating = true;
     const queries = [...this.recent];
     const slots = this.ids.length;
     let found = 0;
+    let scanMs = 0;
+    let walkMs = 0;
     let i = 0;
     const step = () => {
       if (this.released) return;
       if (i < queries.length) {
         const query = queries[i++];
+        const scanStart = performance.now();
         const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scannedNow(query, 100))).ids);
-        found += exact.size === 0 ? 1 : this.ranked(query, 10, Int32Array.from(this.walked(query, 100))).ids.filter((id) => exact.has(id)).length / exact.size;
+        const walkStart = performance.now();
+        const walked = this.ranked(query, 10, Int32Array.from(this.walked(query, 100))).ids;
+        walkMs += performance.now() - walkStart;
+        scanMs += walkStart - scanStart;
+        found += exact.size === 0 ? 1 : walked.filter((id) => exact.has(id)).length / exact.size;
         setImmediate(step);
         return;
       }
       this.recall = found / queries.length;
+      this.walkFaster = walkMs < scanMs * this.calibration.scanWeight;
       this.calibratedAt = slots;
       this.calibrating = false;
     };
@@ -627,7 +638,13 @@ class DatasetVectors {
   }
 
   get stats() {
-    return { chunks: this.ids.length - this.dead, slots: this.ids.length, recall: this.recall, sharedScans: this.codes?.columns.shared ?? 0 };
+    return {
+      chunks: this.ids.length - this.dead,
+      slots: this.ids.length,
+      recall: this.recall,
+      walkFaster: this.walkFaster,
+      sharedScans: this.codes?.columns.shared ?? 0,
+    };
   }
 
   /** Stops its calibration and hands its codes' memory back. */
