@@ -386,7 +386,8 @@ describe('BM25 index upkeep', () => {
     );
     await db()('chunks').whereIn('id', ids.slice(20, 40)).delete();
     expect(await service.services.bm25.current(target.id)).not.toBeNull();
-    // A second with no change applied: the index is settled.
+    expect(await service.services.vectors.ready(target.id)).not.toBeNull();
+    // A second with no change applied: the indexes are settled.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const checks = vi.spyOn(service.services.bm25, 'current');
     const expectExact = async (query: string) => {
@@ -396,9 +397,9 @@ describe('BM25 index upkeep', () => {
     // Through the API, the page's rows are read as soon as the early answer is there, in the
     // statement that checks it: on a settled index that is the search's only statement when the
     // answer is kept; when it is not, the search reads its statistics and the rows again. Hybrid
-    // search makes its keyword list while it reads its statistics, and reads no rows for it: its
-    // hits are not the page's.
+    // search does the same with its fused page, and reads no rows for its lists' hits.
     let statements = 0;
+    let page: string[] = [];
     const rowReads = async (query: string, searchType: 'bm25' | 'hybrid' = 'bm25') => {
       const reads: string[][] = [];
       let seen = 0;
@@ -416,6 +417,7 @@ describe('BM25 index upkeep', () => {
         statements = seen;
         const ranking = exhaustive(await storedChunks(target), await queryTerms(query), 1.2, 0.75, null, () => true);
         const chunks = (data as T.SearchResponseBody).chunks;
+        page = chunks.map((c) => (c.chunk as T.ChunkMetadata).id);
         if (searchType === 'bm25') expect(chunks.map((c) => (c.chunk as T.ChunkMetadata).id)).toEqual(ranking.slice(0, 3).map((h) => h.id));
         else for (const read of reads) expect(read).toHaveLength(3);
         return reads.length;
@@ -428,6 +430,7 @@ describe('BM25 index upkeep', () => {
       expect(await rowReads('glacier canyon')).toBe(1);
       expect(statements).toBe(1);
       expect(await rowReads('glacier canyon', 'hybrid')).toBe(1);
+      expect(statements).toBe(1);
       // Answered on the settled index: none needed its check.
       expect(checks).not.toHaveBeenCalled();
       // A write behind the settled index: the statistics' version differs, the search is made again.
@@ -440,6 +443,17 @@ describe('BM25 index upkeep', () => {
       await setTerms([ids[71]], ['zephyr zephyr zephyr zephyr cobalt cobalt']);
       expect(await rowReads('zephyr cobalt')).toBe(2);
       expect(statements).toBeGreaterThan(2);
+      // The same for hybrid search: its page is the one made after the write. (Its search first
+      // brings the held vectors to the version of the index, which the searches above caught up.)
+      await rowReads('zephyr cobalt', 'hybrid');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await setTerms([ids[72]], ['zephyr zephyr zephyr zephyr zephyr cobalt cobalt cobalt']);
+      // (Its rows read early may all be the page's: then they are the rows read after the write.)
+      await rowReads('zephyr cobalt', 'hybrid');
+      expect(statements).toBeGreaterThan(2);
+      const after = await retrieve(service.services, 'hybrid', { dataset: target, query: 'zephyr cobalt', limit: 3, offset: 0 });
+      expect(page).toEqual(after.hits.map((h) => h.id));
+      expect(page).toContain(ids[72]);
     } finally {
       checks.mockRestore();
     }

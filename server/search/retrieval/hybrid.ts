@@ -8,13 +8,17 @@
 // never compared, only their orders. `total` is the size of the union of the two lists (after the
 // threshold, which applies to the fused score): the chunks hybrid search can return, capped at
 // twice the window.
+//
+// On indexes no change has reached for a while (mirrors.ts), both lists are made from them at once
+// and fused, and the statement that reads the page's rows checks that the database is still at
+// their version (fusedSettled): such a search sends that statement alone.
 import type { Services } from '../../services.js';
 import type { Hit, RetrievalRequest, RetrievalResult } from '../types.js';
 import { datasetConfig } from '../../domain/datasetConfig.js';
 import { FilterReads } from '../filters/passing.js';
-import { bm25Top, heldTagFilter, prepareBm25 } from './bm25/index.js';
+import { bm25Top, confirms, heldTagFilter, prepareBm25, settledTop } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
-import { nearest, semanticQuery } from './semantic.js';
+import { nearest, type SemanticQuery, semanticQuery, settledNearest, vectorsSettled } from './semantic.js';
 
 export const RRF_K = 60;
 const MIN_WINDOW = 100;
@@ -38,6 +42,15 @@ export function hybridWindow(wanted: number): number {
   return Math.min(MAX_WINDOW, Math.max(wanted, MIN_WINDOW));
 }
 
+/** Both lists fused, the threshold applied to the fused score. */
+function fuse(semantic: Hit[], keyword: Hit[], weights: FusionWeights, threshold: number | null | undefined): Hit[] {
+  const hits = reciprocalRankFusion([
+    { hits: semantic, weight: weights.semantic },
+    { hits: keyword, weight: weights.fulltext },
+  ]);
+  return threshold == null ? hits : hits.filter((h) => h.score >= threshold);
+}
+
 /** The candidates of both lists, fused, the threshold applied to the fused score. */
 async function fused(services: Services, request: RetrievalRequest, weights: FusionWeights): Promise<Hit[]> {
   const window = hybridWindow(request.offset + request.limit);
@@ -48,8 +61,15 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
   // worker): neither shares its work with a helper thread.
   const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
+  // Embedded once, whichever way the lists are made.
+  const querying = semanticQuery(services, each);
+  const bm25 = datasetConfig(request.dataset).BM25_ENABLED;
+  if (bm25 && request.readAhead && services.bm25.settled(request.dataset.id) && vectorsSettled(services, each)) {
+    const settled = await fusedSettled(services, request, each, querying, window, weights).catch(() => null);
+    if (settled) return settled;
+  }
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
-  const prepared = datasetConfig(request.dataset).BM25_ENABLED ? prepareBm25(services.store.db, each) : null;
+  const prepared = bm25 ? prepareBm25(services.store.db, each) : null;
   // A tag filter is answered from BM25's held postings for both lists.
   if (prepared) reads.held = heldTagFilter(services, each, prepared);
   // BM25 scores on this thread a turn of the event loop after the statistics' statement is sent
@@ -62,16 +82,45 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const seenVersion = prepared?.then((bm25) => bm25.version);
   // Awaited by the held vectors, when they are asked; not left unhandled should the statement fail.
   seenVersion?.catch(() => undefined);
-  const [semantic, fulltext] = await Promise.all([
-    semanticQuery(services, each).then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
+  const [semantic, keyword] = await Promise.all([
+    querying.then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
     keywords,
   ]);
-  const hits = reciprocalRankFusion([
-    { hits: semantic, weight: weights.semantic },
-    { hits: fulltext, weight: weights.fulltext },
-  ]);
-  const threshold = request.scoreThreshold;
-  return threshold == null ? hits : hits.filter((h) => h.score >= threshold);
+  return fuse(semantic, keyword, weights, request.scoreThreshold);
+}
+
+/**
+ * Both lists made from the dataset's settled indexes at once (the held vectors' walk on their
+ * worker, BM25's on this thread), fused, and checked by the statement that reads the page's rows
+ * (the request's readAhead): kept when the database is at the indexes' version and makes the
+ * query's terms as BM25's index holds them. Null when the indexes are not settled, or not at one
+ * version, or a write came in between: the caller makes the lists again.
+ */
+async function fusedSettled(
+  services: Services,
+  request: RetrievalRequest,
+  each: RetrievalRequest,
+  querying: Promise<SemanticQuery>,
+  window: number,
+  weights: FusionWeights,
+): Promise<Hit[] | null> {
+  const readAhead = request.readAhead;
+  if (!readAhead) return null;
+  const query = await querying;
+  const keyword = settledTop(services, each, window);
+  const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));
+  // Awaited below; not left unhandled should the other fail first.
+  keyword.catch(() => undefined);
+  semantic?.hits.catch(() => undefined);
+  const [bm25, semanticHits] = await Promise.all([keyword, semantic?.hits]);
+  if (!bm25 || !semantic || !semanticHits || semantic.version !== bm25.statistics.version) return null;
+  const hits = fuse(semanticHits, bm25.hits, weights, request.scoreThreshold);
+  const page = hits.slice(request.offset, request.offset + request.limit);
+  const check = await readAhead(
+    page.map((h) => h.id),
+    request.query,
+  );
+  return confirms(check, bm25.statistics) ? hits : null;
 }
 
 export async function hybridSearch(

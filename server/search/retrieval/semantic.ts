@@ -237,11 +237,9 @@ const scanSharing = (request: RetrievalRequest): ScanSharing => ({ shareScan: !r
  */
 async function nearestHeld(services: Services, query: SemanticQuery, request: RetrievalRequest, n: number, keywords: Promise<Hit[]>): Promise<Hit[] | null> {
   if (narrowed(request)) return null;
-  const config = datasetConfig(request.dataset);
-  // The graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread.
-  const search = (held: HeldVectors) => held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), scanSharing(request));
+  const search = (held: HeldVectors) => heldSearch(held, query, request, n, keywords);
   // Started on the vectors held now while their version is checked: kept when no write came in between.
-  const early = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  const early = settledVectors(services, request);
   const earlyVersion = early?.version;
   const earlyAnswer = early && search(early);
   earlyAnswer?.catch(() => undefined);
@@ -254,6 +252,37 @@ async function nearestHeld(services: Services, query: SemanticQuery, request: Re
   const held = await heldVectors(services, request);
   if (!held) return null;
   return heldHits(request, held === early && held.version === earlyVersion ? earlyAnswer! : search(held));
+}
+
+/** The `n` nearest in `held`, the keyword hits among the candidates: the graph is walked (or the vectors scanned) on the vectors' worker while the keyword list is made on this thread. */
+function heldSearch(held: HeldVectors, query: SemanticQuery, request: RetrievalRequest, n: number, keywords: Promise<Hit[]>): Promise<Nearest> {
+  return held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), scanSharing(request));
+}
+
+function settledVectors(services: Services, request: RetrievalRequest): HeldVectors | null {
+  const config = datasetConfig(request.dataset);
+  return services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+}
+
+/** Whether settledNearest can answer the request now. */
+export function vectorsSettled(services: Services, request: RetrievalRequest): boolean {
+  return !narrowed(request) && settledVectors(services, request) !== null;
+}
+
+/**
+ * The `n` nearest, the keyword hits among the candidates, from the dataset's vectors held in memory
+ * and settled (mirrors.ts), with the version they are of, which the caller checks (hybrid); null
+ * for a filtered search or vectors not settled. The hits are null when the graph came back short.
+ */
+export function settledNearest(
+  services: Services,
+  query: SemanticQuery,
+  request: RetrievalRequest,
+  n: number,
+  keywords: Promise<Hit[]>,
+): { version: number; hits: Promise<Hit[] | null> } | null {
+  const held = narrowed(request) ? null : settledVectors(services, request);
+  return held && { version: held.version, hits: heldHits(request, heldSearch(held, query, request, n, keywords)) };
 }
 
 /**
@@ -321,7 +350,7 @@ function settledAmong(
   // A filter of must_not alone passes most chunks: not worth listing them to find out.
   if (!tags || tags.must.length + tags.should.length === 0 || !config.BM25_ENABLED) return null;
   const index = services.bm25.settled(request.dataset.id);
-  const held = services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+  const held = settledVectors(services, request);
   if (!index || !held || index.version !== held.version) return null;
   const passing = heldPassing(index, tags);
   if (passing.count > selectiveLimit(held.chunks)) return null;

@@ -27,7 +27,7 @@ import type { DatasetRow } from '../../../domain/datasets.js';
 import type { Services } from '../../../services.js';
 import { type HeldPassing, heldPassing, tagFilterOf } from '../../filters/held.js';
 import { narrowed, selectiveLimit } from '../../filters/passing.js';
-import type { Hit, RetrievalRequest, RetrievalResult } from '../../types.js';
+import type { Hit, PageCheck, RetrievalRequest, RetrievalResult } from '../../types.js';
 import { englishTerms } from '../../../text/englishTerms.js';
 import { idf } from '../termWeights.js';
 import { type MemorySearch, memoryBm25 } from './memorySearch.js';
@@ -256,8 +256,24 @@ async function searchChecked(
     (found?.hits ?? []).slice(request.offset).map((h) => h.id),
     request.query,
   );
-  const { statistics } = early;
-  return check.version === statistics.version && check.terms && sameList(check.terms, statistics.terms) ? { statistics, found } : null;
+  return confirms(check, early.statistics) ? { statistics: early.statistics, found } : null;
+}
+
+/** Whether the page rows' statement read the database at the version of `statistics`, making the query's terms as they hold them. */
+export function confirms(check: PageCheck, statistics: TermStatistics): boolean {
+  return check.version === statistics.version && check.terms !== null && sameList(check.terms, statistics.terms);
+}
+
+/**
+ * The best `k` hits for fusion from the dataset's settled index, made a turn later (work the caller
+ * sends elsewhere meanwhile starts first), with the statistics they were made from, which the
+ * caller checks (`confirms`). Null when the search cannot be made early (earlySearch).
+ */
+export async function settledTop(services: Services, request: RetrievalRequest, k: number): Promise<{ statistics: TermStatistics; hits: Hit[] } | null> {
+  await nextTurn();
+  const plan: MemorySearch = { k, least: request.scoreThreshold ?? 0, count: false, countAbove: null, narrowed: narrowed(request), split: !request.oneThread };
+  const early = earlySearch(services, request, plan);
+  return early && { statistics: early.statistics, hits: (await early.found)?.hits ?? [] };
 }
 
 /** The query's terms guessed here, when a search can be made early on the dataset's settled index; else null. */
