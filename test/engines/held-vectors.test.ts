@@ -626,6 +626,27 @@ describe('kept current', () => {
     expect((await hybrid(target))[0].id).toBe(ids[2]);
   });
 
+  it("has semantic search with a tag filter look at the change log once, for BM25's tags and the held vectors, and still see a write", async () => {
+    const filter: T.ChunkFilter = { must: [{ field: 'tag_set', match_any: ['tenth'] }] };
+    expect(await service.services.bm25.ready(dataset.id)).not.toBeNull();
+    await semantic(dataset, target, 10, filter);
+    const statements: string[] = [];
+    const listener = (q: { sql: string }) => statements.push(q.sql);
+    db().on('query', listener);
+    try {
+      await semantic(dataset, target, 10, filter);
+    } finally {
+      db().off('query', listener);
+    }
+    // The version BM25's tags were brought to shows the held vectors current.
+    expect(statements.filter((sql) => sql.includes('bm25_changes'))).toHaveLength(1);
+    expect(statements.filter((sql) => sql.includes('"tag_set"'))).toEqual([]);
+
+    // Chunk 13 is tagged 'tenth' (insertChunks).
+    await writeVectors(db(), dataset.id, [{ chunkId: ids[13], vector: target }]);
+    expect((await semantic(dataset, target, 10, filter))[0].id).toBe(ids[13]);
+  });
+
   it("has hybrid search read a selective filter's passing chunks once for both lists, and a tag filter's none", async () => {
     const own = await service.newDataset(orgId, 'hybrid filter', { DISTANCE_METRIC: 'cosine', EMBEDDING_SIZE: DIMENSION });
     const list = vectors(300, random);

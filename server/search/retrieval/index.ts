@@ -19,7 +19,7 @@ import { validateChunkFilter } from '../filters.js';
 import type { RetrievalRequest, RetrievalResult, SearchType } from '../types.js';
 import { FilterReads } from '../filters/passing.js';
 import { tagFilterOf } from '../filters/held.js';
-import { bm25Search, countBm25, heldTagFilter } from './bm25/index.js';
+import { bm25Search, countBm25, heldTags } from './bm25/index.js';
 import { countFulltext, fulltextSearch } from './fulltext.js';
 import { hybridSearch } from './hybrid.js';
 import { countSemantic, semanticQuery, semanticSearch } from './semantic.js';
@@ -72,12 +72,17 @@ export async function countMatches(services: Services, type: 'semantic' | 'fullt
   }
 }
 
-/** The request with its tag filter answered from BM25's held postings, as hybrid answers its two lists' (null: in SQL). */
+/**
+ * The request with its tag filter answered from BM25's held postings, as hybrid answers its two
+ * lists' (null: in SQL), and the dataset's version their look at the change log found: held
+ * vectors that reached it need no look of their own.
+ */
 function withHeldTagFilter(services: Services, request: RetrievalRequest): RetrievalRequest {
   if (!tagFilterOf(request.filter, request.conditions)) return request;
   const reads = new FilterReads(request.filter, request.conditions);
-  reads.held = heldTagFilter(services, request);
-  return { ...request, filterReads: reads };
+  const held = heldTags(services, request);
+  reads.held = held.then((tags) => tags?.passing ?? null);
+  return { ...request, filterReads: reads, seenVersion: request.seenVersion ?? held.then((tags) => tags?.version) };
 }
 
 function validate(type: SearchType, request: RetrievalRequest): void {

@@ -104,11 +104,20 @@ const sameList = (x: readonly unknown[], y: readonly unknown[]) => x.length === 
  * or while the postings are built (or cannot be read: then SQL answers).
  */
 export async function heldTagFilter(services: Services, request: RetrievalRequest, prepared?: Promise<PreparedBm25>): Promise<HeldPassing | null> {
+  return (await heldTags(services, request, prepared))?.passing ?? null;
+}
+
+/** As heldTagFilter, with the dataset's version the held postings are current at. */
+export async function heldTags(
+  services: Services,
+  request: RetrievalRequest,
+  prepared?: Promise<PreparedBm25>,
+): Promise<{ passing: HeldPassing; version: number } | null> {
   const tags = tagFilterOf(request.filter, request.conditions);
   if (!tags || !datasetConfig(request.dataset).BM25_ENABLED) return null;
   try {
     const index = await services.bm25.current(request.dataset.id, prepared && (await prepared).version);
-    return index && heldPassing(index, tags);
+    return index && { passing: heldPassing(index, tags), version: index.version };
   } catch {
     return null;
   }
