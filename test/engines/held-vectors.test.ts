@@ -403,9 +403,10 @@ describe('calibration', () => {
     expect((await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, [])).by).toBe('graph');
   });
 
-  it('scans a small set, whose scan is exact and faster than the walk, though the graph finds the true neighbours', async () => {
-    // 3,000 codes of 24 components are read in less time than a walk that keeps 384 candidates.
-    const { stored, ids, held } = await calibrated('calibrated small', {});
+  it('scans a set whose scan was the faster, exactly, though the graph finds the true neighbours', async () => {
+    // A scan weighed at a thousandth of its time: the scan is the faster (which of the two is
+    // faster on so small a set depends on the machine and the minute).
+    const { stored, ids, held } = await calibrated('calibrated faster scan', { scanWeight: 0.001 });
     const calibration = await held.calibration();
     expect(calibration?.recall).toBeGreaterThanOrEqual(0.95);
     expect(calibration?.walkFaster).toBe(false);
