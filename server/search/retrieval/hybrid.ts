@@ -65,7 +65,7 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const querying = semanticQuery(services, each);
   const bm25 = datasetConfig(request.dataset).BM25_ENABLED;
   if (bm25 && request.readAhead && services.bm25.settled(request.dataset.id) && vectorsSettled(services, each)) {
-    const settled = await fusedSettled(services, request, each, querying, window, weights).catch(() => null);
+    const settled = await fusedSettled(services, request, request.readAhead, each, querying, window, weights).catch(() => null);
     if (settled) return settled;
   }
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
@@ -99,13 +99,12 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
 async function fusedSettled(
   services: Services,
   request: RetrievalRequest,
+  readAhead: NonNullable<RetrievalRequest['readAhead']>,
   each: RetrievalRequest,
   querying: Promise<SemanticQuery>,
   window: number,
   weights: FusionWeights,
 ): Promise<Hit[] | null> {
-  const readAhead = request.readAhead;
-  if (!readAhead) return null;
   const query = await querying;
   const keyword = settledTop(services, each, window);
   const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));

@@ -259,6 +259,7 @@ function heldSearch(held: HeldVectors, query: SemanticQuery, request: RetrievalR
   return held.nearestWith(query.values, n, async () => (await keywords).map((h) => h.id), scanSharing(request));
 }
 
+/** The dataset's held vectors when no change has reached them for a while (mirrors.ts, settled); else null. */
 function settledVectors(services: Services, request: RetrievalRequest): HeldVectors | null {
   const config = datasetConfig(request.dataset);
   return services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);

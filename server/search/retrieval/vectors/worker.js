@@ -9,8 +9,8 @@
 // queries (calibrate): until it has, where the walk finds too few of the true neighbours (vectors
 // whose neighbours are barely nearer than the rest, like the built-in hashing embedder's), and
 // where the walk takes longer than the scan (a small set), searches scan the codes when the scan is
-// affordable: by column for a query with few nonzero components, else every code. A long list of chunks to rank (a selective filter's) is first
-// screened by its codes, which bound each distance, so that only the chunks that can make the top
+// affordable: by column for a query with few nonzero components, else every code. A long list of
+// chunks to rank (a selective filter's) is first screened by its codes, which bound each distance, so that only the chunks that can make the top
 // get their exact distances (screened); a list ranked search after search is kept ready (lists.js,
 // nearestIn). Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
 // the service.
