@@ -24,6 +24,8 @@ import { startTestService, type TestService } from '../support/service.js';
 const DIMENSION = 24;
 const CHUNKS = 3000;
 const QUERIES = 40;
+/** How long a test waits for a graph to grow and be calibrated (slices of growth share the worker's loop with searches). */
+const GROWN = { timeout: 30_000 };
 
 let service: TestService;
 let orgId: string;
@@ -357,10 +359,17 @@ describe('calibration', () => {
     // Not calibrated yet: its searches scan every code, when they may read that much.
     expect(await held.calibration()).toBeNull();
     const uncalibrated = await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, []);
-    expect(uncalibrated.by).toBe(CHUNKS * DIMENSION <= CALIBRATION.scanBytes ? 'scan' : 'graph');
+    if (CHUNKS * DIMENSION <= CALIBRATION.scanBytes) expect(uncalibrated.by).toBe('scan');
     for (const query of vectors(CALIBRATION.queries - 1, random)) await semantic(dataset, query);
-    await vi.waitFor(async () => expect(await held.calibration()).not.toBeNull());
+    // Once its graph has grown as far as it may.
+    await vi.waitFor(async () => expect(await held.calibration()).not.toBeNull(), GROWN);
     return { dataset, stored, ids, held };
+  }
+
+  /** Waits for the graph to stop growing; how far it grew. */
+  async function grown(held: HeldVectors): Promise<number> {
+    await vi.waitFor(async () => expect((await held.graph()).growing).toBe(false), GROWN);
+    return (await held.graph()).graphed;
   }
 
   /** `count` queries with only `nonzero` of their components set (as the built-in embedder's short queries have few). */
@@ -403,6 +412,40 @@ describe('calibration', () => {
     expect((await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, [])).by).toBe('graph');
   });
 
+  it('grows the graph whole once its trial finds the true neighbours, then walks it where faster', async () => {
+    const { dataset, held } = await calibrated('grown graph', { trialSlots: 1000, scanWeight: 1000 });
+    // Calibrated on the trial first, then again on the whole graph.
+    await vi.waitFor(async () => expect(await held.calibration()).toMatchObject({ walkFaster: true }), GROWN);
+    expect(await grown(held)).toBe(CHUNKS);
+    expect((await held.calibration())?.recall).toBeGreaterThanOrEqual(0.95);
+    expect((await held.nearest(Float32Array.from(vectors(1, random)[0]), 10, [])).by).toBe('graph');
+    const written = vectors(20, random);
+    const writtenIds = await insertChunks(dataset, written);
+    for (const [i, vector] of written.entries()) expect((await semantic(dataset, vector, 1))[0].id).toBe(writtenIds[i]);
+  });
+
+  it('walks a graph that lags its set with the slots it does not hold yet, ranked exactly', async () => {
+    // A trial over the whole set falls short: the graph grows no further until a scan would read
+    // over the budget, as every code does once 100 more vectors are written.
+    const { dataset, held } = await calibrated('lagging graph', { trialSlots: CHUNKS, target: 1.01, scanBytes: CHUNKS * DIMENSION });
+    expect(await grown(held)).toBe(CHUNKS);
+    const written = vectors(100, random);
+    const writtenIds = await insertChunks(dataset, written);
+    // Caught up with the writes; the graph has not taken them.
+    expect(await service.services.vectors.held(dataset.id, DIMENSION, 'cosine')).toBe(held);
+    const found = await held.nearest(Float32Array.from(written[99]), 1, []);
+    expect(found).toMatchObject({ by: 'graph', ids: [writtenIds[99]] });
+    expect(await grown(held)).toBe(CHUNKS + 100);
+  });
+
+  it('grows no graph beyond a trial that falls short, and scans exactly', async () => {
+    const { stored, ids, held } = await calibrated('trial graph', { trialSlots: 1000, target: 1.01 });
+    expect(await grown(held)).toBe(1000);
+    const queries = vectors(QUERIES, random);
+    expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
+    expect(await held.graph()).toEqual({ graphed: 1000, growing: false });
+  });
+
   it('scans a set whose scan was the faster, exactly, though the graph finds the true neighbours', async () => {
     // A scan weighed at a thousandth of its time: the scan is the faster (which of the two is
     // faster on so small a set depends on the machine and the minute).
@@ -427,8 +470,10 @@ describe('calibration', () => {
   });
 
   it('scans only the columns a sparse query sets when every code would be more than it may read', async () => {
-    // Every code is over the budget; a query's 4 columns of 3,000 codes are not.
-    const { dataset, stored, ids, held } = await calibrated('calibrated over budget', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1 });
+    // Every code is over the budget; a query's 4 columns of 3,000 codes are not. A scan over the
+    // budget has the graph grown whole, though its trial fell short, and is walked once it is.
+    const { dataset, stored, ids, held } = await calibrated('calibrated over budget', { target: 1.01, trialSlots: 1000, scanBytes: CHUNKS * DIMENSION - 1 });
+    expect(await grown(held)).toBe(CHUNKS);
     const dense = vectors(QUERIES, random);
     for (const answer of await nearestOf(held, dense)) expect(answer.by).toBe('graph');
     const queries = sparse(QUERIES, 4);

@@ -49,12 +49,23 @@ const MIN_CANDIDATES = 100;
  * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
  * components only (a scan by column) of up to 1,600,000 vectors for a query with 40 (the built-in
  * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short.
- * Calibrated again once the set grew or shrank by `regrowth` since. A scan by column that reads at
- * least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
+ * Calibrated again once the graph grew or shrank by `regrowth` since. The graph grows behind the
+ * set over its first `trialSlots` only, and whole once that trial reaches `target` (a graph's
+ * recall falls as it grows, so a trial that falls short foretells the whole) or a search's scan
+ * would read more than `scanBytes`: the built-in embedder's graph, which its sets never walk, cost
+ * over an hour of both cores at a million. A scan by column that reads at least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
  * (helpers.js); below, handing out a share costs more of the machine than it saves a search.
  * Mutable for tests.
  */
-export const CALIBRATION = { target: 0.95, queries: 32, regrowth: 0.2, scanBytes: 64 * 2 ** 20, splitBytes: 8 * 2 ** 20, scanWeight: 1 };
+export const CALIBRATION = {
+  target: 0.95,
+  queries: 32,
+  regrowth: 0.2,
+  trialSlots: 20_000,
+  scanBytes: 64 * 2 ** 20,
+  splitBytes: 8 * 2 ** 20,
+  scanWeight: 1,
+};
 
 const shapeOf = (dimension: number, metric: DistanceMetric): Shape => ({
   dimension,
@@ -97,8 +108,11 @@ interface Stats {
   slots: number;
   /** The graph's recall@10 against a scan when last calibrated (null: not yet). */
   recall: number | null;
-  /** Whether the graph's walk was then faster than the scan. */
+  /** Whether the graph's walk, whole, was then faster than the scan. */
   walkFaster: boolean;
+  /** Slots the graph holds (those below), and whether it is growing. */
+  graphed: number;
+  growing: boolean;
   /** Scans by column that helper threads took shares of. */
   sharedScans: number;
 }
@@ -156,6 +170,12 @@ export class HeldVectors implements Mirror {
   async calibration(): Promise<{ recall: number; walkFaster: boolean } | null> {
     const { recall, walkFaster } = await this.worker.stats(this.handle);
     return recall === null ? null : { recall, walkFaster };
+  }
+
+  /** Slots the graph holds (the set's first), and whether it is growing further. */
+  async graph(): Promise<{ graphed: number; growing: boolean }> {
+    const { graphed, growing } = await this.worker.stats(this.handle);
+    return { graphed, growing };
   }
 
   /** Scans by column that helper threads took shares of. */

@@ -1,27 +1,30 @@
 // Datasets' vectors held in memory on a thread of their own, so that building a graph and walking
-// it never hold up the service's thread. Each set of vectors is an HNSW graph (usearch), over
-// quantized copies, for finding candidates fast, and the vectors themselves, for scoring them
+// it never hold up the service's thread. Each set of vectors is an HNSW graph (usearch, graph.js),
+// over quantized copies, for finding candidates fast, and the vectors themselves, for scoring them
 // exactly: a search ranks its candidates by their exact distances, computed as pgvector computes
 // them, so the graph's quantization changes which chunks are found, never their scores.
 //
 // Under cosine, each vector's direction is also kept in int8 ("codes"), by row (rows.js) and by
 // column (columns.js), and the set checks the graph against a scan of the codes on its own recent
-// queries (calibrate): until it has, where the walk finds too few of the true neighbours (vectors
-// whose neighbours are barely nearer than the rest, like the built-in hashing embedder's), and
-// where the walk takes longer than the scan (a small set), searches scan the codes when the scan is
-// affordable: by column for a query with few nonzero components, else every code. A long list of
-// chunks to rank (a selective filter's) is first screened by its codes, which bound each distance, so that only the chunks that can make the top
-// get their exact distances (screened); a list ranked search after search is kept ready (lists.js,
-// nearestIn). Plain JavaScript: a worker is loaded by Node itself, without the TypeScript loader of
-// the service.
+// queries (calibrate). The graph grows behind the set, first over a trial share of it: it is grown
+// whole only when that trial finds enough of the true neighbours, or when a scan would read too
+// much. Until the graph is whole and found both good and faster, searches scan the codes when the
+// scan is affordable (by column for a query with few nonzero components, else every code): where
+// the walk finds too few of the true neighbours (vectors whose neighbours are barely nearer than the
+// rest, like the built-in hashing embedder's), and where it takes longer than the scan (a small set).
+//
+// A long list of chunks to rank (a selective filter's) is first screened by its codes, which bound
+// each distance, so that only the chunks that can make the top get their exact distances
+// (screened); a list ranked search after search is kept ready (lists.js, nearestIn). Plain
+// JavaScript: a worker is loaded by Node itself, without the TypeScript loader of the service.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import usearch from 'usearch';
 import { ID_WORDS } from '../../chunkIdWords.js';
 import { ColumnCodes } from './columns.js';
+import { GrowingGraph } from './graph.js';
 import { KeptLists } from './lists.js';
 import { RowCodes } from './rows.js';
 import { SlotTable } from './slots.js';
@@ -53,6 +56,12 @@ function encode(v, at, n, codes, to) {
   }
   return Math.sqrt(missed);
 }
+
+/**
+ * Slots the graph may lag its set by and still be walked: a walk ranks them exactly besides its own
+ * candidates (screened by their codes), so that writes are found before the graph takes them.
+ */
+const WALK_TAIL = 8192;
 
 /** Chunks in a list at and above which ranked() screens them by their codes first (screened). */
 const SCREEN_AT = 256;
@@ -172,17 +181,22 @@ class DatasetVectors {
     this.dimension = dimension;
     this.metric = METRICS[metric];
     this.threads = threads;
-    /** { target, queries, regrowth, scanBytes, splitBytes, scanWeight }: see CALIBRATION in index.ts. */
+    /** { target, queries, regrowth, trialSlots, scanBytes, splitBytes, scanWeight }: see CALIBRATION in index.ts. */
     this.calibration = calibration;
-    this.graph = new usearch.Index({
-      dimensions: dimension,
-      metric: GRAPH_METRIC[metric],
-      quantization,
-      connectivity,
-      expansion_add: expansionAdd,
-      expansion_search: expansionSearch,
-      multi: false,
-    });
+    this.graph = new GrowingGraph(
+      {
+        dimensions: dimension,
+        metric: GRAPH_METRIC[metric],
+        quantization,
+        connectivity,
+        expansion_add: expansionAdd,
+        expansion_search: expansionSearch,
+        multi: false,
+      },
+      threads,
+      (from, to) => this.graphInput(from, to),
+      () => this.calibrateIfDue(),
+    );
     /** Chunk id by slot (null: removed). A replaced vector takes a new slot; the graph keys by slot. */
     this.ids = [];
     this.slotOf = new SlotTable();
@@ -191,6 +205,8 @@ class DatasetVectors {
     this.squareBlocks = [];
     /** Cosine only: each slot's direction in int8, by row and by column (removed: zeros); null: none held. */
     this.codes = metric === 'cosine' ? heldCodes(dimension, { threads, splitBytes: calibration.splitBytes }) : null;
+    // A set that can scan grows a trial graph first (calibrate); one that cannot, its whole graph.
+    this.graph.aim(this.codes ? calibration.trialSlots : Number.POSITIVE_INFINITY);
     /** Cosine only: what each slot's codes miss of its direction (encode), in blocks as the vectors. */
     this.missedBlocks = [];
     /** One vector's codes, on their way to the rows and the columns. */
@@ -198,11 +214,15 @@ class DatasetVectors {
     this.dead = 0;
     /** The graph's recall@10 against the scan on the last calibration's queries (null: none yet). */
     this.recall = null;
-    /** Whether the graph's walk took less time than the scan on those queries (scanWeight applied). */
+    /** Whether the graph's walk, whole, took less time than the scan on those queries (scanWeight applied). */
     this.walkFaster = false;
-    /** The last queries, for calibration; the slots held when it last ran (-1: never); whether it runs. */
+    /**
+     * The last queries, for calibration; the slots the graph held when it last ran (-1: never), and
+     * whether that was the whole set (walkable); whether it runs.
+     */
     this.recent = [];
     this.calibratedAt = -1;
+    this.calibratedWhole = false;
     this.calibrating = false;
     this.released = false;
     /** Scans asked for this turn (scanSoon). */
@@ -220,7 +240,6 @@ class DatasetVectors {
   /** Adds the chunks' vectors (one after another in `vectors`), replacing what was held for them. */
   add(ids, vectors) {
     this.lists.clear();
-    const keys = new BigUint64Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
       this.removeOne(ids[i]);
       const slot = this.ids.length;
@@ -231,9 +250,31 @@ class DatasetVectors {
       if (this.codes) this.encodeCodes(slot);
       this.ids.push(ids[i]);
       this.slotOf.set(ids[i], slot);
-      keys[i] = BigInt(slot);
     }
-    if (ids.length > 0) this.graph.add(keys, vectors, this.threads);
+    // Without codes, a search can only walk: the graph takes the vectors before they are searched.
+    if (this.codes) this.graph.follow(this.ids.length);
+    else this.graph.followNow(this.ids.length);
+  }
+
+  /** The graph's input from slot `from` up to `to`, or to the end of its block: the live slots' keys and vectors. */
+  graphInput(from, to) {
+    const end = Math.min(to, (Math.floor(from / BLOCK) + 1) * BLOCK);
+    const [block, at] = this.vectorAt(from);
+    let live = 0;
+    for (let slot = from; slot < end; slot++) if (this.ids[slot] !== null) live++;
+    const keys = new BigUint64Array(live);
+    if (live === end - from) {
+      for (let i = 0; i < live; i++) keys[i] = BigInt(from + i);
+      return { keys, vectors: block.subarray(at, at + live * this.dimension), end };
+    }
+    const vectors = new Float32Array(live * this.dimension);
+    for (let slot = from, i = 0; slot < end; slot++) {
+      if (this.ids[slot] === null) continue;
+      const offset = (slot - from) * this.dimension;
+      vectors.set(block.subarray(at + offset, at + offset + this.dimension), i * this.dimension);
+      keys[i++] = BigInt(slot);
+    }
+    return { keys, vectors, end };
   }
 
   /** Writes the codes of the slot's vector, by row and by column. */
@@ -250,12 +291,18 @@ class DatasetVectors {
     }
   }
 
-  /** Hands the codes' memory back: the set then walks its graph and ranks by exact distances alone. */
+  /** Hands the codes' memory back: the set then walks its graph, whole, and ranks by exact distances alone. */
   dropCodes() {
     if (!this.codes) return;
+    this.releaseCodes();
+    this.graph.aim(Number.POSITIVE_INFINITY);
+    this.graph.followNow(this.ids.length);
+  }
+
+  releaseCodes() {
     this.lists.clear();
-    this.codes.rows.release();
-    this.codes.columns.release();
+    this.codes?.rows.release();
+    this.codes?.columns.release();
     this.codes = null;
   }
 
@@ -276,7 +323,7 @@ class DatasetVectors {
     this.slotOf.delete(id);
     this.ids[slot] = null;
     this.dead++;
-    this.graph.remove(BigInt(slot));
+    this.graph.remove(slot);
     // Zeros: a removed vector's codes add nothing to a scan's sums (scans leave it out).
     this.codes?.rows.clear(slot);
     this.codes?.columns.clear(slot);
@@ -301,7 +348,7 @@ class DatasetVectors {
       return { ids, distances, complete: found.length >= wanted, by };
     };
     if (wanted === 0) return answer([]);
-    if (scan === 'none') return answer(this.walked(query, wanted));
+    if (scan === 'none') return answer(this.walkedWithTail(query, wanted));
     if (scan === 'columns') return answer(this.codes.columns.best(codes, wanted, this.ids.length, shareScan));
     return this.scanSoon(query, wanted).then(answer);
   }
@@ -357,14 +404,30 @@ class DatasetVectors {
 
   /**
    * How a search for the query of these codes finds its candidates: 'none' (the graph is walked)
-   * when, at the last calibration, the graph found the target share of the true top 10 in less time
-   * than the scan, or when a scan would read more bytes than allowed; else its scan (scanKind).
+   * when the graph is whole (walkable) and, at the last calibration, found the target share of the
+   * true top 10 in less time than the scan, or when a scan would read more bytes than allowed; else
+   * its scan (scanKind). A scan that would read too much has the graph grown whole, and is made
+   * meanwhile.
    */
   scanFor(codes) {
-    if (this.recall !== null && this.recall >= this.calibration.target && this.walkFaster) return 'none';
+    const walkable = this.walkable;
+    if (walkable && this.recall !== null && this.recall >= this.calibration.target && this.walkFaster) return 'none';
     const kind = this.scanKind(codes);
     const bytes = (kind === 'columns' ? countNonzero(codes) : this.dimension) * this.ids.length;
-    return bytes <= this.calibration.scanBytes ? kind : 'none';
+    if (bytes <= this.calibration.scanBytes) return kind;
+    this.growWhole();
+    return walkable ? 'none' : kind;
+  }
+
+  /** Whether the graph holds all but the last few slots (WALK_TAIL), which a walk then ranks as well. */
+  get walkable() {
+    return this.ids.length - this.graph.graphed <= WALK_TAIL;
+  }
+
+  /** Has the graph grown to the whole set, and follow it. */
+  growWhole() {
+    this.graph.aim(Number.POSITIVE_INFINITY);
+    this.graph.follow(this.ids.length);
   }
 
   /**
@@ -382,15 +445,18 @@ class DatasetVectors {
     return codes;
   }
 
-  /** About the `n` nearest slots to `query` by a scan of its codes (scanKind), whatever it reads. */
-  scannedNow(query, n) {
+  /** About the `n` nearest slots below `slots` to `query` by a scan of its codes (scanKind), whatever it reads. */
+  scannedNow(query, n, slots) {
     const codes = this.codesOf(query);
-    return this.scanKind(codes) === 'columns' ? Array.from(this.codes.columns.best(codes, n, this.ids.length)) : this.scanned([query], [n])[0];
+    if (this.scanKind(codes) === 'columns') return Array.from(this.codes.columns.best(codes, n, slots));
+    return this.scanned([query], [n], slots === this.ids.length ? this.ids : this.ids.slice(0, slots))[0];
   }
 
-  /** About the `n` nearest slots to `query`, by the graph's walk. */
-  walked(query, n) {
-    return Array.from(this.graph.search(query, n, 1).keys, Number);
+  /** About the `n` nearest slots to `query` by the graph's walk, and the slots the graph does not hold yet. */
+  walkedWithTail(query, n) {
+    const found = this.graph.search(query, n);
+    for (let slot = this.graph.graphed; slot < this.ids.length; slot++) found.push(slot);
+    return found;
   }
 
   /**
@@ -419,14 +485,14 @@ class DatasetVectors {
     }
   }
 
-  /** About the `counts[i]` nearest slots to each of the `queries`, by a scan of every code (removed slots left out). */
-  scanned(queries, counts) {
+  /** About the `counts[i]` nearest slots to each of the `queries`, by a scan of every code of the slots `ids` names (removed: null). */
+  scanned(queries, counts, ids = this.ids) {
     const width = this.codes.rows.width;
     // Each query's codes as wide as a row's, the rest zeros.
     const codes = new Int8Array(queries.length * width);
     for (let i = 0; i < queries.length; i++) encode(queries[i], 0, this.dimension, codes, i * width);
     // Codes are directions: their inner product orders the slots as cosine does.
-    return this.codes.rows.best(codes, counts, this.ids).map((slots) => Array.from(slots));
+    return this.codes.rows.best(codes, counts, ids).map((slots) => Array.from(slots));
   }
 
   /**
@@ -541,28 +607,40 @@ class DatasetVectors {
     return misses;
   }
 
-  /** Keeps the query for calibration, and starts one when the set has enough queries and is new or has grown or shrunk since the last. */
+  /** Keeps the query for calibration, and starts one when due (calibrateIfDue). */
   remember(query) {
     if (!this.codes) return;
-    const { queries, regrowth } = this.calibration;
     this.recent.push(Float32Array.from(query));
-    if (this.recent.length > queries) this.recent.shift();
-    const slots = this.ids.length;
-    const due = this.calibratedAt < 0 || Math.abs(slots - this.calibratedAt) > regrowth * this.calibratedAt;
-    if (this.recent.length === queries && due && !this.calibrating) this.calibrate();
+    if (this.recent.length > this.calibration.queries) this.recent.shift();
+    this.calibrateIfDue();
   }
 
   /**
-   * Compares, for each recent query, the graph's top 10 with the scan's, and the times each took,
-   * one query a turn so that searches go on meanwhile; keeps the graph's recall and whether it was
-   * the faster (see scanFor). The scan's top 10 stands for the exact one: its candidates are ranked
-   * by exact distance, and int8 directions are fine enough that the true top 10 are among a scan's
-   * first 100.
+   * Starts a calibration when the set has enough recent queries, its graph has stopped growing, and
+   * none has run yet, or the graph has grown or shrunk by `regrowth` since, or become whole.
+   */
+  calibrateIfDue() {
+    const { queries, regrowth } = this.calibration;
+    if (!this.codes || this.recent.length < queries || this.calibrating || this.graph.growing) return;
+    const graphed = this.graph.graphed;
+    const due = this.calibratedAt < 0 || this.walkable !== this.calibratedWhole || Math.abs(graphed - this.calibratedAt) > regrowth * this.calibratedAt;
+    if (due) this.calibrate();
+  }
+
+  /**
+   * Compares, for each recent query, the graph's top 10 with the scan's over the slots the graph
+   * holds, and the times each took, one query a turn so that searches go on meanwhile; keeps the
+   * graph's recall and, when it is whole, whether it was the faster (see scanFor). The scan's top 10
+   * stands for the exact one: its candidates are ranked by exact distance, and int8 directions are
+   * fine enough that the true top 10 are among a scan's first 100. A trial graph (the set's first
+   * `trialSlots`) that reaches the target is grown whole, to be compared again; one that falls short
+   * is grown no further, for a graph's recall only falls as it grows.
    */
   calibrate() {
     this.calibrating = true;
     const queries = [...this.recent];
-    const slots = this.ids.length;
+    const slots = this.graph.graphed;
+    const whole = this.walkable;
     let found = 0;
     let scanMs = 0;
     let walkMs = 0;
@@ -572,9 +650,10 @@ class DatasetVectors {
       if (i < queries.length) {
         const query = queries[i++];
         const scanStart = performance.now();
-        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scannedNow(query, 100))).ids);
+        const exact = new Set(this.ranked(query, 10, Int32Array.from(this.scannedNow(query, 100, slots))).ids);
         const walkStart = performance.now();
-        const walked = this.ranked(query, 10, Int32Array.from(this.walked(query, 100))).ids;
+        // Slots the graph took meanwhile are left out, as from the scan.
+        const walked = this.ranked(query, 10, Int32Array.from(this.graph.search(query, 100).filter((slot) => slot < slots))).ids;
         walkMs += performance.now() - walkStart;
         scanMs += walkStart - scanStart;
         found += exact.size === 0 ? 1 : walked.filter((id) => exact.has(id)).length / exact.size;
@@ -582,9 +661,11 @@ class DatasetVectors {
         return;
       }
       this.recall = found / queries.length;
-      this.walkFaster = walkMs < scanMs * this.calibration.scanWeight;
+      this.walkFaster = whole && walkMs < scanMs * this.calibration.scanWeight;
       this.calibratedAt = slots;
+      this.calibratedWhole = whole;
       this.calibrating = false;
+      if (this.recall >= this.calibration.target) this.growWhole();
     };
     setImmediate(step);
   }
@@ -595,6 +676,7 @@ class DatasetVectors {
    */
   save(dir) {
     this.graph.save(path.join(dir, 'graph.usearch'));
+    fs.writeFileSync(path.join(dir, 'graph.json'), JSON.stringify({ graphed: this.graph.graphed }));
     const fd = fs.openSync(path.join(dir, 'vectors.f32'), 'w');
     try {
       for (let b = 0; b < this.blocks.length; b++) {
@@ -612,7 +694,10 @@ class DatasetVectors {
     const ids = JSON.parse(fs.readFileSync(path.join(dir, 'ids.json'), 'utf8'));
     const file = path.join(dir, 'vectors.f32');
     if (fs.statSync(file).size !== ids.length * this.dimension * 4) throw new Error(`${file} does not hold ${ids.length} vectors`);
-    this.graph.load(path.join(dir, 'graph.usearch'));
+    const grown = path.join(dir, 'graph.json');
+    // Kept before graphs grew behind their sets: whole.
+    const { graphed } = fs.existsSync(grown) ? JSON.parse(fs.readFileSync(grown, 'utf8')) : { graphed: ids.length };
+    this.graph.load(path.join(dir, 'graph.usearch'), graphed);
     const fd = fs.openSync(file, 'r');
     try {
       for (let first = 0; first < ids.length; first += BLOCK) {
@@ -635,6 +720,8 @@ class DatasetVectors {
       if (id == null) this.dead++;
       else this.slotOf.set(id, slot);
     });
+    if (this.codes) this.graph.follow(ids.length);
+    else this.graph.followNow(ids.length);
   }
 
   get stats() {
@@ -643,15 +730,18 @@ class DatasetVectors {
       slots: this.ids.length,
       recall: this.recall,
       walkFaster: this.walkFaster,
+      graphed: this.graph.graphed,
+      growing: this.graph.growing,
       sharedScans: this.codes?.columns.shared ?? 0,
     };
   }
 
-  /** Stops its calibration and hands its codes' memory back. */
+  /** Stops its calibration and its graph's growth, and hands its codes' memory back. */
   release() {
     this.released = true;
+    this.graph.stop();
     this.lists.clear();
-    this.dropCodes();
+    this.releaseCodes();
   }
 }
 
