@@ -183,6 +183,16 @@ export interface SearchResult {
   /** How long holding the dataset's vectors in memory took after the load (null: not held, pgvector answers). */
   vector_index_build_ms: number | null;
   /**
+   * The held vectors' graph, which grows behind them (vectors/graph.js): how long it grew after they
+   * were held (the passes wait for it), and how far; then, after the passes, how far it had grown and
+   * what its calibration found (null: not held).
+   */
+  vector_graph: {
+    grow_ms: number;
+    graphed: number;
+    at_end: { graphed: number; growing: boolean; recall: number | null; walk_faster: boolean | null };
+  } | null;
+  /**
    * The peer engine on the same texts and queries, BM25 top page in-process: before the service
    * started, and beside the service's bm25 measurement (the rounds just before and after it, second
    * pass), which the goal compares with; or why it could not run.
@@ -267,6 +277,10 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     const held = await service.services.vectors.ready(dataset.id);
     const vectorIndexBuildMs = Math.round(performance.now() - vectorsStarted);
     log(held ? `vectors held in memory in ${fmt(vectorIndexBuildMs)} ms` : 'vectors not held in memory (pgvector answers)');
+    const graphStarted = performance.now();
+    const graphed = held ? await graphGrown(held) : 0;
+    const graphGrowMs = Math.round(performance.now() - graphStarted);
+    if (held) log(`their graph grew over ${graphed} slots in ${fmt(graphGrowMs)} ms`);
 
     // Query vectors, computed outside every timing; embedding time measured on its own.
     const embedder = embedderFor({ EMBEDDING_MODEL_NAME: dataset.model, EMBEDDING_SIZE: dataset.size }, STRICT_OUTBOUND);
@@ -330,6 +344,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     }
 
     profiler?.close();
+    const vectorGraph = held && { grow_ms: graphGrowMs, graphed, at_end: await graphAtEnd(held) };
     const embedding = latency([...embedMs.entries()].filter(([q]) => queries.includes(q)).map(([, ms]) => ms));
     return {
       options: { ...options, chunks, warmup_queries: WARMUP_QUERIES, page_size: PAGE_SIZE },
@@ -343,6 +358,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
       rare_filter_tag: rareTag,
       bm25_index_build_ms: bm25IndexBuildMs,
       vector_index_build_ms: held ? vectorIndexBuildMs : null,
+      vector_graph: vectorGraph,
       peer,
       queries: {
         count: queries.length,
@@ -975,6 +991,21 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
     default:
       throw new Error(`no raw path for ${variant.type}`);
   }
+}
+
+/** Waits for the held vectors' graph to stop growing; the slots it holds. */
+async function graphGrown(held: HeldVectors): Promise<number> {
+  for (;;) {
+    const { graphed, growing } = await held.graph();
+    if (!growing) return graphed;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function graphAtEnd(held: HeldVectors): Promise<NonNullable<SearchResult['vector_graph']>['at_end']> {
+  const graph = await held.graph();
+  const calibration = await held.calibration();
+  return { ...graph, recall: calibration?.recall ?? null, walk_faster: calibration?.walkFaster ?? null };
 }
 
 /** The held vectors queried directly: the graph's candidates ranked by exact distance. */
