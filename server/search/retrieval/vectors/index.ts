@@ -45,15 +45,16 @@ const MIN_CANDIDATES = 100;
  * `queries` searches in less time than the scan took on them (the scan's time weighed by
  * `scanWeight`, which tests raise), when the scan reads at most `scanBytes`. A small set's scan is
  * exact and faster than the walk: at 5,000 and 20,000 of the built-in embedder's vectors, a scan by
- * column took a quarter of the walk's time (bench/held-sweep.ts). That is 64 MiB, some 8-10 ms here:
- * every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
+ * column took a quarter of the walk's time (bench/held-sweep.ts). That is 64 MiB, some 8-10 ms
+ * here: every code of about 170,000 vectors of 384 dimensions, or the codes of a query's nonzero
  * components only (a scan by column) of up to 1,600,000 vectors for a query with 40 (the built-in
- * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short.
- * Calibrated again once the graph grew or shrank by `regrowth` since. The graph grows behind the
- * set over its first `trialSlots` only, and whole once that trial reaches `target` (a graph's
- * recall falls as it grows, so a trial that falls short foretells the whole) or a search's scan
- * would read more than `scanBytes`: the built-in embedder's graph, which its sets never walk, cost
- * over an hour of both cores at a million. A scan by column that reads at least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
+ * embedder's 2-4 word queries have fewer). Beyond, the graph is walked, its recall short (the scan
+ * answers while the graph grows). Calibrated again once the graph grew or shrank by `regrowth`
+ * since. The graph grows behind the set over its first `trialSlots` only, and whole once that trial
+ * reaches `target` (a graph's recall falls as it grows, so a trial that falls short foretells the
+ * whole) or a search's scan would read more than `scanBytes`: the built-in embedder's graph, which
+ * its sets never walk, cost over an hour of both cores at a million. A scan by column that reads at
+ * least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
  * (helpers.js); below, handing out a share costs more of the machine than it saves a search.
  * Mutable for tests.
  */
