@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
+import { installedModel, LOCAL_MODEL } from '../server/engines/embeddings/local/files.js';
 import { DEFAULT_REPEATS, DEFAULT_SEARCHES, formatAnalytics, runAnalytics } from './analytics.js';
 import { DEFAULT_CLUSTER_SEARCHES } from './analytics-clusters.js';
 import { DEFAULT_RAG_RECORDS, formatRagAnalytics, runRagAnalytics } from './analytics-rag.js';
@@ -302,6 +302,8 @@ async function main(): Promise<number> {
           const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, {
             ...json,
             embedder,
+            // The installed file, since the installer quantizes the model again on each machine.
+            model: embedder === 'local' ? installedModel() : null,
             duration_s: Math.round((performance.now() - t0) / 100) / 10,
           });
           console.log(`\n${text}\n→ ${file} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);

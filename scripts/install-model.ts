@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOCAL_MODEL, type LocalModelFile, localModelPath } from '../server/engines/embeddings/local/files.js';
+import { INSTALLED_MODEL_MARKER, installedModel, LOCAL_MODEL, type LocalModelFile, localModelPath } from '../server/engines/embeddings/local/files.js';
 import { installVenv, runLogged } from './services/venv.js';
 
 /** What quantize.py imports, exactly (Python 3.11). */
@@ -28,8 +28,6 @@ const QUANTIZER_PACKAGES = [
   'typing_extensions==4.16.0',
 ];
 const QUANTIZE_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'model', 'quantize.py');
-/** Records what was installed: the published model's hash and whether it was quantized. */
-const MARKER = path.join(LOCAL_MODEL.dir, 'installed.json');
 
 const strict = process.argv.includes('--strict');
 const log = (line: string) => console.log(`[model] ${line}`);
@@ -39,16 +37,8 @@ function sha256(file: string): string {
   return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
-function marker(): { published: string; quantized: boolean } | null {
-  try {
-    return JSON.parse(fs.readFileSync(MARKER, 'utf8'));
-  } catch {
-    return null;
-  }
-}
-
 function installed(): boolean {
-  const m = marker();
+  const m = installedModel();
   return m?.published === LOCAL_MODEL.files.model.sha256 && m.quantized && files.every((file) => fs.existsSync(localModelPath(file)));
 }
 
@@ -109,11 +99,11 @@ async function install(): Promise<boolean> {
     const downloaded = await download(work);
     const quantized = await quantize(downloaded.model, work);
     fs.mkdirSync(LOCAL_MODEL.dir, { recursive: true });
-    fs.rmSync(MARKER, { force: true });
+    fs.rmSync(INSTALLED_MODEL_MARKER, { force: true });
     place(downloaded.tokenizer, 'tokenizer');
     place(quantized ?? downloaded.model, 'model');
     fs.writeFileSync(
-      MARKER,
+      INSTALLED_MODEL_MARKER,
       JSON.stringify({ published: LOCAL_MODEL.files.model.sha256, quantized: quantized !== null, sha256: sha256(localModelPath('model')) }) + '\n',
     );
     return quantized !== null;

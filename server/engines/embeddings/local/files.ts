@@ -1,5 +1,6 @@
 // The local embedding model: which model, where its files come from and where they are installed.
 // Read by the installer (scripts/install-model.ts) and by the embedder that runs them.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,4 +39,23 @@ export type LocalModelFile = keyof typeof LOCAL_MODEL.files;
 
 export function localModelPath(file: LocalModelFile): string {
   return path.join(LOCAL_MODEL.dir, LOCAL_MODEL.files[file].name);
+}
+
+/** What the installer wrote beside the files: the published model's hash, and the installed file's. */
+export interface InstalledModel {
+  published: string;
+  quantized: boolean;
+  /** The installed model.onnx: quantization runs on each machine, so it may differ between them. */
+  sha256: string;
+}
+
+export const INSTALLED_MODEL_MARKER = path.join(LOCAL_MODEL.dir, 'installed.json');
+
+/** The installer's record, or null when the model is not (wholly) installed. */
+export function installedModel(): InstalledModel | null {
+  try {
+    return JSON.parse(fs.readFileSync(INSTALLED_MODEL_MARKER, 'utf8')) as InstalledModel;
+  } catch {
+    return null;
+  }
 }
