@@ -36,6 +36,11 @@ export interface LoadOptions {
   cpuProfile?: string;
   /** Share of requests after which a client goes quiet for 1–10 s. */
   idleShare: number;
+  /**
+   * The longest pause between a client's requests (each pause drawn from 0 to this): on a fast
+   * machine these pauses, not the service, cap the rate; 0 finds the service's ceiling.
+   */
+  pauseMs: number;
   /** A request without its answer after this long counts as a timeout. */
   timeoutMs: number;
   seed: number;
@@ -48,6 +53,7 @@ export const DEFAULT_LOAD: Omit<LoadOptions, 'seed'> = {
   chunks: 2000,
   writeShare: 0.1,
   idleShare: 0.03,
+  pauseMs: 50,
   timeoutMs: 30_000,
 };
 
@@ -217,7 +223,7 @@ async function drive(url: string, datasetId: string, queries: string[], writes: 
         }
         const idle = random() < options.idleShare;
         if (idle) idlePauses++;
-        await sleep(Math.min(idle ? 1000 + random() * 9000 : random() * 50, deadline - performance.now()));
+        await sleep(Math.min(idle ? 1000 + random() * 9000 : random() * options.pauseMs, deadline - performance.now()));
       }
     } finally {
       agent.destroy();
@@ -351,7 +357,7 @@ export function formatLoad(mode: string, r: LoadResult): string {
   const m = r.machine_load;
   const errorTotal = Object.values(r.errors).reduce((a, b) => a + b, 0);
   return [
-    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.measured_s, 1)} s against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s; autovacuum then ${fmt(r.load.autovacuum_s, 1)} s)`,
+    `load (${mode}): ${r.clients} keep-alive clients for ${fmt(r.measured_s, 1)} s, ${r.options.pauseMs ? `pausing 0-${r.options.pauseMs} ms between requests` : 'without pauses'}, against the service in its own process (${fmt(r.load.chunks)} chunks loaded first, in ${fmt(r.load.wall_s, 1)} s; autovacuum then ${fmt(r.load.autovacuum_s, 1)} s)`,
     table(rows),
     `${fmt(r.requests)} requests (${fmt(r.requests_per_s, 1)}/s), ${fmt(r.chunks_written)} chunks written, ${fmt(r.idle_pauses)} idle pauses of 1-10 s, ${fmt(r.connections_opened)} connections opened`,
     `warm-up before the clock (not counted): ${fmt(r.warmup.seconds)} s, ${fmt(r.warmup.requests_per_s, 1)} requests/s, p99 ${fmt(r.warmup.p99_ms)} ms, ${fmt(r.warmup.errors)} errors`,

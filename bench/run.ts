@@ -76,6 +76,8 @@ const USAGE = `usage: npm run bench -- [options]
   --warmup-seconds <n>   the same clients before the clock starts, reported apart (default ${DEFAULT_LOAD.warmupSeconds})
   --write-share <x>      share of requests that write chunks (default ${DEFAULT_LOAD.writeShare})
   --idle-share <x>       share of requests after which a client goes quiet for 1-10 s (default ${DEFAULT_LOAD.idleShare})
+  --pause-ms <n>         the longest pause between a client's requests, each drawn from 0 to it; 0: none,
+                           which finds the service's ceiling (default ${DEFAULT_LOAD.pauseMs})
   (--chunks: chunks loaded before the clients start, default ${DEFAULT_LOAD.chunks})
   -h, --help`;
 
@@ -109,6 +111,7 @@ async function main(): Promise<number> {
       'warmup-seconds': { type: 'string', default: String(DEFAULT_LOAD.warmupSeconds) },
       'write-share': { type: 'string', default: String(DEFAULT_LOAD.writeShare) },
       'idle-share': { type: 'string', default: String(DEFAULT_LOAD.idleShare) },
+      'pause-ms': { type: 'string', default: String(DEFAULT_LOAD.pauseMs) },
       searches: { type: 'string', default: String(DEFAULT_SEARCHES) },
       repeats: { type: 'string', default: String(DEFAULT_REPEATS) },
       'cluster-searches': { type: 'string', default: String(DEFAULT_CLUSTER_SEARCHES) },
@@ -248,6 +251,7 @@ async function main(): Promise<number> {
           chunks: int('chunks', values.chunks ?? String(DEFAULT_LOAD.chunks), 1),
           writeShare: share('write-share', values['write-share']),
           idleShare: share('idle-share', values['idle-share']),
+          pauseMs: int('pause-ms', values['pause-ms'], 0),
           timeoutMs: DEFAULT_LOAD.timeoutMs,
           seed: int('seed', values.seed),
           cpuProfile: values['cpu-profile'] ? path.join(RESULTS_DIR, 'prof', `load-${modeEnv.mode}`) : undefined,
