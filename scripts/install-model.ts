@@ -13,7 +13,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { INSTALLED_MODEL_MARKER, installedModel, LOCAL_MODEL, type LocalModelFile, localModelPath } from '../server/engines/embeddings/local/files.js';
+import {
+  INSTALLED_MODEL_MARKER,
+  type InstalledModel,
+  installedModel,
+  LOCAL_MODEL,
+  type LocalModelFile,
+  localModelPath,
+} from '../server/engines/embeddings/local/files.js';
 import { installVenv, runLogged } from './services/venv.js';
 
 /** What quantize.py imports, exactly (Python 3.11). */
@@ -102,10 +109,8 @@ async function install(): Promise<boolean> {
     fs.rmSync(INSTALLED_MODEL_MARKER, { force: true });
     place(downloaded.tokenizer, 'tokenizer');
     place(quantized ?? downloaded.model, 'model');
-    fs.writeFileSync(
-      INSTALLED_MODEL_MARKER,
-      JSON.stringify({ published: LOCAL_MODEL.files.model.sha256, quantized: quantized !== null, sha256: sha256(localModelPath('model')) }) + '\n',
-    );
+    const record: InstalledModel = { published: LOCAL_MODEL.files.model.sha256, quantized: quantized !== null, sha256: sha256(localModelPath('model')) };
+    fs.writeFileSync(INSTALLED_MODEL_MARKER, JSON.stringify(record) + '\n');
     return quantized !== null;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
