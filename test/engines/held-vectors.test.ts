@@ -3,7 +3,6 @@
 // true neighbour found and every score the exact one; and the held vectors kept current by the
 // change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes;
 // a long scan by column shared with a helper thread answers the same.
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
@@ -484,20 +483,18 @@ describe('calibration', () => {
     expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
   });
 
-  it('shares a long scan by column with a helper thread, with the same exact answers', async () => {
+  it('offers a long scan by column to a helper thread, with the same exact answers', async () => {
     const { dataset, stored, ids, held } = await calibrated('calibrated shared scan', { target: 1.01, scanBytes: CHUNKS * DIMENSION - 1, splitBytes: 0 });
     const queries = sparse(QUERIES, 4);
     const shared = await held.sharedScans();
     expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
-    // One thread only: nothing to share with.
-    if (os.availableParallelism() > 1) expect((await held.sharedScans()) - shared).toBe(QUERIES);
-    // Hybrid search scores BM25 on this thread meanwhile: its scans keep to the worker, as exact.
-    const before = await held.sharedScans();
+    // The helper joins the scans it reaches before the worker has claimed every piece: exact either way.
+    expect((await held.sharedScans()) - shared).toBeLessThanOrEqual(QUERIES);
+    // Hybrid search scores BM25 on this thread meanwhile: its scans are offered too, as exact.
     for (const vector of queries) {
       const hybrid = await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 });
       expect(hybrid.hits.map((h) => h.id)).toEqual(exactNearest(vector, stored, ids, 10).map((e) => e.id));
     }
-    expect(await held.sharedScans()).toBe(before);
     const [query] = queries;
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

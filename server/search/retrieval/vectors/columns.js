@@ -7,13 +7,16 @@
 // helpers.
 import { Best } from './best.js';
 import { above, allocate, memory, release } from './codeMemory.js';
-import { scanHelpers } from './helpers.js';
+import { NOT_JOINED, scanHelpers, scanPieces } from './helpers.js';
 
 /**
  * Bytes between the end of a column's rows and the next column: columns a power of two apart would
  * all fall into the same cache sets and evict each other as a scan reads them side by side.
  */
 const PAD = 64;
+
+/** Codes a piece of a shared scan reads: some 0.1 ms of one core here. */
+const PIECE_BYTES = 2 ** 20;
 
 /** A scan's scratch: a query's column pairs (two addresses each), their weights (two i16 each), a block's rows above the threshold (two i32 each) and a group of sixteen sums. */
 function scratchFor(dimension, rows) {
@@ -33,7 +36,7 @@ function releaseScratch(scratch) {
  * its codes' inner product with `query`, where it would be kept. `layout`: where the set's blocks
  * are (ColumnCodes); `scratch`: memory of this thread's own (scratchFor).
  */
-export function scanShare({ blocks, stride, rows, dimension }, query, from, to, top, scratch) {
+function scanRange({ blocks, stride, rows, dimension }, query, from, to, top, scratch) {
   const { cols, weights, list, group } = scratch;
   const nonzero = [];
   for (let c = 0; c < dimension; c++) if (query[c] !== 0) nonzero.push(c);
@@ -65,9 +68,14 @@ export function scanShare({ blocks, stride, rows, dimension }, query, from, to, 
   }
 }
 
+/** Offers to `top` the slots of piece `p` of `scan` ({ layout, query, piece, to }; see best). */
+export function scanPiece({ layout, query, piece, to }, p, top, scratch) {
+  scanRange(layout, query, p * piece, Math.min(to, (p + 1) * piece), top, scratch);
+}
+
 /** A set's codes by column, in blocks of `rows` slots (as the worker's blocks). */
 export class ColumnCodes {
-  /** `splitBytes`: codes a scan reads at and above which helper threads take shares of it (at most `threads` - 1 of them). */
+  /** `splitBytes`: codes a scan reads at and above which helper threads may join it (at most `threads` - 1 of them). */
   constructor(dimension, rows, { threads = 1, splitBytes = Number.POSITIVE_INFINITY } = {}) {
     this.dimension = dimension;
     this.rows = rows;
@@ -82,7 +90,9 @@ export class ColumnCodes {
     this.scratch = scratchFor(dimension, rows);
     /** Scratch of each helper's own (made when first shared). */
     this.helperScratch = [];
-    /** Scans that helpers took shares of. */
+    /** The next piece of a shared scan to claim, shared with the helpers. */
+    this.next = new Int32Array(new SharedArrayBuffer(4));
+    /** Scans that helpers joined. */
     this.shared = 0;
     // Started now, so that the first scan shared does not wait for them to load.
     if (Number.isFinite(splitBytes)) scanHelpers(threads - 1);
@@ -109,36 +119,37 @@ export class ColumnCodes {
 
   /**
    * The `n` slots below `slots` whose held codes have the largest inner product with `query` (int8
-   * codes of the query's direction), in no order. The slots are cut into equal shares, one for
-   * this thread and one for each helper, when the scan reads at least `splitBytes` and `shared`
-   * allows it.
+   * codes of the query's direction), in no order. A scan that reads at least `splitBytes`, when
+   * `shared` allows it, is cut into pieces that this thread and the helpers claim in turn.
    */
   best(query, n, slots, shared = true) {
     const layout = { blocks: this.blocks, stride: this.stride, rows: this.rows, dimension: this.dimension };
-    const top = new Best(n);
     const to = Math.min(slots, this.blocks.length * this.rows);
     let nonzero = 0;
     for (let c = 0; c < this.dimension; c++) if (query[c] !== 0) nonzero++;
     const helpers = shared && nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
-    const share = Math.ceil(to / (helpers.length + 1) / 16) * 16;
-    const shareOf = (i) => [Math.min(to, i * share), Math.min(to, (i + 1) * share)];
+    const top = new Best(n);
+    if (helpers.length === 0) {
+      scanRange(layout, query, 0, to, top, this.scratch);
+      return top.slots();
+    }
+    // Pieces of some PIECE_BYTES each: small enough that a thread waits little for another's last.
+    const piece = Math.max(16, Math.ceil(PIECE_BYTES / Math.max(nonzero, 1) / 16) * 16);
+    const scan = { layout, query, next: this.next, pieces: Math.ceil(to / piece), piece, to, n };
+    Atomics.store(this.next, 0, 0);
     helpers.forEach((helper, i) => {
       this.helperScratch[i] ??= scratchFor(this.dimension, this.rows);
-      const [from, until] = shareOf(i + 1);
-      helper.start({ layout, query, from, to: until, n, scratch: this.helperScratch[i] });
+      helper.offer({ ...scan, scratch: this.helperScratch[i] });
     });
-    scanShare(layout, query, ...shareOf(0), top, this.scratch);
+    scanPieces(scan, (p) => scanPiece(scan, p, top, this.scratch));
     let helped = false;
-    helpers.forEach((helper, i) => {
+    for (const helper of helpers) {
       const found = helper.answer();
-      if (found) {
-        helped = true;
-        for (let j = 0; j < found.slots.length; j++) if (top.takes(found.scores[j])) top.offer(found.slots[j], found.scores[j]);
-      } else {
-        // None in time: its share is scanned here.
-        scanShare(layout, query, ...shareOf(i + 1), top, this.scratch);
-      }
-    });
+      // It failed with pieces claimed: the scan is made again here, alone.
+      if (!found) return this.best(query, n, slots, false);
+      helped ||= found !== NOT_JOINED;
+      for (let j = 0; j < found.slots.length; j++) if (top.takes(found.scores[j])) top.offer(found.slots[j], found.scores[j]);
+    }
     if (helped) this.shared++;
     return top.slots();
   }

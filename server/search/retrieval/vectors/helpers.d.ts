@@ -2,7 +2,7 @@
 export interface ScanHelper {
   /** Let go: it failed or did not answer in time. */
   readonly broken: boolean;
-  /** Shares it answered. */
+  /** Scans it joined and answered. */
   readonly answered: number;
 }
 /** `count` helpers (started when first asked for); none once one was let go. */

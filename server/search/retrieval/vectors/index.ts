@@ -54,8 +54,8 @@ const MIN_CANDIDATES = 100;
  * reaches `target` (a graph's recall falls as it grows, so a trial that falls short foretells the
  * whole) or a search's scan would read more than `scanBytes`: the built-in embedder's graph, which
  * its sets never walk, cost over an hour of both cores at a million. A scan by column that reads at
- * least `splitBytes` (8 MiB, some 1.5 ms of one core here) is shared with helper threads
- * (helpers.js); below, handing out a share costs more of the machine than it saves a search.
+ * least `splitBytes` (8 MiB, some 1.5 ms of one core here) is offered to helper threads
+ * (helpers.js); below, waking a helper costs more of the machine than it saves a search.
  * Mutable for tests.
  */
 export const CALIBRATION = {
@@ -96,9 +96,8 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
 }
 
 /**
- * Whether a scan of the codes by column may be shared with the worker's helper threads (the
- * default). Not when another thread needs the other core meanwhile (hybrid's BM25 walk on the
- * service's thread, or other searches in flight): a helper would take it, and both would end later.
+ * Whether a scan of the codes by column may be offered to the worker's helper threads (the
+ * default). Not when other searches are in flight: the machine's other core has their work.
  */
 export interface ScanSharing {
   shareScan?: boolean;
@@ -114,7 +113,7 @@ interface Stats {
   /** Slots the graph holds (those below), and whether it is growing. */
   graphed: number;
   growing: boolean;
-  /** Scans by column that helper threads took shares of. */
+  /** Scans by column that helper threads joined. */
   sharedScans: number;
 }
 
@@ -179,7 +178,7 @@ export class HeldVectors implements Mirror {
     return { graphed, growing };
   }
 
-  /** Scans by column that helper threads took shares of. */
+  /** Scans by column that helper threads joined. */
   async sharedScans(): Promise<number> {
     return (await this.worker.stats(this.handle)).sharedScans;
   }

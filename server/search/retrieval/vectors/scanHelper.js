@@ -1,21 +1,22 @@
-// A helper thread of the vectors' worker (helpers.js): scans the shares of the codes by column it
-// is handed, in the memory the worker shares with it, and posts back the best of each. Plain
-// JavaScript, loaded by Node itself.
+// A helper thread of the vectors' worker (helpers.js): joins the scans of the codes by column it is
+// offered, unless the worker finished them first, claims their pieces in the memory the worker
+// shares with it, and posts back the best of those it scanned. Plain JavaScript, loaded by Node.
 import { workerData } from 'node:worker_threads';
 import { Best } from './best.js';
-import { scanShare } from './columns.js';
+import { scanPiece } from './columns.js';
+import { answered, join, scanPieces } from './helpers.js';
 
-const { port, done } = workerData;
+const { port, state } = workerData;
 
-port.on('message', ({ layout, query, from, to, n, scratch }) => {
+port.on('message', (scan) => {
+  if (!join(state, scan.ticket)) return;
   try {
-    const top = new Best(n);
-    scanShare(layout, query, from, to, top, scratch);
+    const top = new Best(scan.n);
+    scanPieces(scan, (piece) => scanPiece(scan, piece, top, scan.scratch));
     port.postMessage({ slots: top.slots(), scores: top.scores.subarray(0, top.size) });
   } catch (error) {
     port.postMessage({ error: String(error) });
   } finally {
-    Atomics.store(done, 0, 1);
-    Atomics.notify(done, 0);
+    answered(state, scan.ticket);
   }
 });
