@@ -2,8 +2,9 @@
 // top inner products a plain loop over the same codes finds, across blocks, for queries with an
 // odd or even count of nonzero components of either sign, leaving cleared slots out, alone or
 // with a helper thread claiming pieces, and a set made in memory another set gave back starts from
-// zeros.
+// zeros; the best of a scan, ties ordered by slot, are the same however it was offered them.
 import { describe, expect, it } from 'vitest';
+import { Best } from '../../server/search/retrieval/vectors/best.js';
 import { ColumnCodes } from '../../server/search/retrieval/vectors/columns.js';
 import { scanHelpers } from '../../server/search/retrieval/vectors/helpers.js';
 import { prng } from '../support/prng.js';
@@ -129,13 +130,13 @@ describe('ColumnCodes', () => {
     const answered = scanHelpers(1)[0].answered;
     try {
       for (let i = 0; i < 10; i++) {
-        const q = query(DIMENSION);
-        const scoresOf = (found: Int32Array) =>
-          Array.from(found, (slot) => q.reduce((sum, x, c) => sum + x * codes[slot * DIMENSION + c], 0)).sort((a, b) => b - a);
+        // Few nonzero components, small: many scores tie, and the lower slot wins a tie wherever
+        // the pieces fell.
+        const q = query(i < 5 ? DIMENSION : 8).map((x) => (i < 5 ? x : Math.sign(x)));
+        const sorted = (found: Int32Array) => Array.from(found).sort((a, b) => a - b);
         const shared = columns.best(q, 100, slots);
         expect(new Set(shared).size).toBe(100);
-        // The same scores as the scan alone (its slots may differ where scores tie).
-        expect(scoresOf(shared)).toEqual(scoresOf(columns.best(q, 100, slots, false)));
+        expect(sorted(shared)).toEqual(sorted(columns.best(q, 100, slots, false)));
       }
       expect(columns.shared).toBeGreaterThan(0);
       expect(scanHelpers(1)[0].answered - answered).toBe(columns.shared);
@@ -159,6 +160,18 @@ describe('ColumnCodes', () => {
       expect(Array.from(second.best(new Int8Array(DIMENSION).fill(127), written.length, SLOTS)).sort((a, b) => a - b)).toEqual(written);
     } finally {
       second.release();
+    }
+  });
+});
+
+describe('Best', () => {
+  it('keeps the n highest scores, the lower slot where scores tie, in whatever order they are offered', () => {
+    const offered = Array.from({ length: 200 }, (_, slot) => ({ slot, score: Math.floor(random() * 6) }));
+    const expected = [...offered].sort((a, b) => b.score - a.score || a.slot - b.slot).slice(0, 25);
+    for (let round = 0; round < 20; round++) {
+      const best = new Best(25);
+      for (const { slot, score } of [...offered].sort(() => random() - 0.5)) if (best.takes(score, slot)) best.offer(slot, score);
+      expect(Array.from(best.slots()).sort((a, b) => a - b)).toEqual(expected.map((e) => e.slot).sort((a, b) => a - b));
     }
   });
 });

@@ -57,11 +57,10 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // Each list unthresholded: the threshold is on the fused score. A selective filter's passing
   // chunks are read once for both lists.
   const reads = new FilterReads(request.filter, request.conditions);
-  // Neither list's hits are the page's: no rows read ahead for them. BM25 walks on this thread
-  // alone; a long scan of the held vectors is shared in pieces (vectors/helpers.js), which a
-  // helper claims once a core is free, so the two lists keep both cores busy.
-  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined };
-  const keywordEach = { ...each, oneThread: true };
+  // Neither list's hits are the page's: no rows read ahead for them. Each list takes a core while
+  // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
+  // worker): neither shares its work with a helper thread.
+  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
   // Embedded once, whichever way the lists are made.
   const querying = semanticQuery(services, each);
   const bm25 = datasetConfig(request.dataset).BM25_ENABLED;
@@ -70,13 +69,13 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
     if (settled) return settled;
   }
   // BM25's statistics carry the dataset's version, which spares the held vectors their own look.
-  const prepared = bm25 ? prepareBm25(services.store.db, keywordEach) : null;
+  const prepared = bm25 ? prepareBm25(services.store.db, each) : null;
   // A tag filter is answered from BM25's held postings for both lists.
-  if (prepared) reads.held = heldTagFilter(services, keywordEach, prepared);
+  if (prepared) reads.held = heldTagFilter(services, each, prepared);
   // BM25 scores on this thread a turn of the event loop after the statistics' statement is sent
   // (on a settled index, while it travels; else once the statistics come): by then the semantic
   // list has handed its graph walk to the vectors' worker, and the two run at once.
-  const keywords = prepared ? bm25Top(services, keywordEach, window, prepared) : fulltextTop(services, keywordEach, window);
+  const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
   // vector is not the query text's own. The semantic list starts without waiting for the
   // statistics: on settled indexes it is made while they are read.
@@ -107,7 +106,7 @@ async function fusedSettled(
   weights: FusionWeights,
 ): Promise<Hit[] | null> {
   const query = await querying;
-  const keyword = settledTop(services, { ...each, oneThread: true }, window);
+  const keyword = settledTop(services, each, window);
   const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));
   // Awaited below; not left unhandled should the other fail first.
   keyword.catch(() => undefined);

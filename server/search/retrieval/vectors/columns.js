@@ -63,7 +63,7 @@ function scanRange({ blocks, stride, rows, dimension }, query, from, to, top, sc
     for (let i = 0; i < 2 * count; i += 2) {
       const row = words[(list >> 2) + i];
       const score = words[(list >> 2) + i + 1];
-      if (row < used && bytes[held + row] === 1 && top.takes(score)) top.offer(b * rows + first + row, score);
+      if (row < used && bytes[held + row] === 1 && top.takes(score, b * rows + first + row)) top.offer(b * rows + first + row, score);
     }
   }
 }
@@ -148,7 +148,7 @@ export class ColumnCodes {
       // It failed with pieces claimed: the scan is made again here, alone.
       if (!found) return this.best(query, n, slots, false);
       helped ||= found !== NOT_JOINED;
-      for (let j = 0; j < found.slots.length; j++) if (top.takes(found.scores[j])) top.offer(found.slots[j], found.scores[j]);
+      for (let j = 0; j < found.slots.length; j++) if (top.takes(found.scores[j], found.slots[j])) top.offer(found.slots[j], found.scores[j]);
     }
     if (helped) this.shared++;
     return top.slots();

@@ -155,7 +155,7 @@ export class RowCodes {
           const pairs = new Int32Array(memory.buffer, list, 2 * found);
           for (let i = 0; i < 2 * found; i += 2) {
             const slot = b * this.rows + from + pairs[i];
-            if (top.takes(pairs[i + 1]) && ids[slot] !== null) top.offer(slot, pairs[i + 1]);
+            if (top.takes(pairs[i + 1], slot) && ids[slot] !== null) top.offer(slot, pairs[i + 1]);
           }
         }
       }
