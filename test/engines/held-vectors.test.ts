@@ -490,11 +490,13 @@ describe('calibration', () => {
     expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
     // The helper joins the scans it reaches before the worker has claimed every piece: exact either way.
     expect((await held.sharedScans()) - shared).toBeLessThanOrEqual(QUERIES);
-    // Hybrid search scores BM25 on this thread meanwhile: its scans are offered too, as exact.
+    // Hybrid search scores BM25 on this thread meanwhile: its scans keep to the worker, as exact.
+    const before = await held.sharedScans();
     for (const vector of queries) {
       const hybrid = await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 });
       expect(hybrid.hits.map((h) => h.id)).toEqual(exactNearest(vector, stored, ids, 10).map((e) => e.id));
     }
+    expect(await held.sharedScans()).toBe(before);
     const [query] = queries;
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

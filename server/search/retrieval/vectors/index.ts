@@ -97,7 +97,8 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
 
 /**
  * Whether a scan of the codes by column may be offered to the worker's helper threads (the
- * default). Not when other searches are in flight: the machine's other core has their work.
+ * default). Not when another thread needs the other core meanwhile (hybrid's BM25 walk on the
+ * service's thread, or other searches in flight): a helper would compete with it for that core.
  */
 export interface ScanSharing {
   shareScan?: boolean;
