@@ -44,7 +44,7 @@ export async function grantAccess(services: Services, operation: OperationFacts,
     if (!request.organizationHeader) throw badRequest('the SVC-Organization header is required');
     if (!isUuid(request.organizationHeader)) throw badRequest(`SVC-Organization: ${request.organizationHeader} is not an organization id`);
     organizationId = request.organizationHeader;
-    if (!belongsTo(caller, organizationId) || !(await organizationExists(services.store.db, organizationId))) {
+    if (!belongsTo(caller, organizationId) || !(await liveOrganization(services, organizationId))) {
       throw organizationNotFound(organizationId);
     }
   } else if (operation.scope === 'dataset') {
@@ -57,7 +57,7 @@ export async function grantAccess(services: Services, operation: OperationFacts,
       throw forbidden(`the API key is limited to other datasets than ${request.datasetHeader}`);
     }
     // A key of a deleted organization is refused already; the administrator must not reach its datasets either.
-    if (caller.kind === 'admin' && !(await organizationExists(services.store.db, dataset.organization_id))) {
+    if (caller.kind === 'admin' && !(await liveOrganization(services, dataset.organization_id))) {
       throw notFound(`dataset ${request.datasetHeader} not found`);
     }
     organizationId = dataset.organization_id;
@@ -68,6 +68,12 @@ export async function grantAccess(services: Services, operation: OperationFacts,
     throw forbidden(`${route} needs role ${roleNames[operation.role]}; ${whose} has role ${roleNames[caller.role]}`);
   }
   return { caller, organizationId, dataset };
+}
+
+/** Whether the organization exists and is not deleted, remembered like the other lookups (lookups.ts). */
+function liveOrganization(services: Services, organizationId: string): Promise<boolean> {
+  const db = services.store.db;
+  return remembered(db, `organization ${organizationId}`, () => organizationExists(db, organizationId));
 }
 
 async function authenticate(services: Services, header: string | undefined): Promise<Caller> {
