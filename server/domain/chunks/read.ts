@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type * as T from '../../../sdk/src/generated/types.gen.js';
 import { notFound } from '../../errors.js';
 import { applyChunkFilter } from '../../search/filters.js';
+import { namedStatement, runNamed } from '../../store/namedStatements.js';
 import { CHUNK_COLUMNS, type ChunkRow, chunkColumnsOf } from './records.js';
 
 export async function getChunk(db: Knex, datasetId: string, by: { id: string } | { tracking_id: string }): Promise<ChunkRow> {
@@ -31,11 +32,11 @@ export async function getChunks(db: Knex, datasetId: string, column: 'id' | 'tra
  */
 export async function chunkRowsById(db: Knex, datasetId: string, ids: string[]): Promise<Map<string, ChunkRow>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await db.raw<{ rows: ChunkRow[] }>(ROWS_BY_ID, [datasetId, ids]).options({ name: 'chunk_rows_by_id' });
+  const rows = await runNamed<ChunkRow>(db, ROWS_BY_ID, [datasetId, ids]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 
-const ROWS_BY_ID = `select ${CHUNK_COLUMNS.join(', ')} from chunks where dataset_id = ? and id = any(?::uuid[])`;
+const ROWS_BY_ID = namedStatement('chunk_rows_by_id', `select ${CHUNK_COLUMNS.join(', ')} from chunks where dataset_id = ? and id = any(?::uuid[])`);
 
 /**
  * A page of the chunks that match the filter, after `offset_chunk_id`, in id order or by a field

@@ -2,6 +2,7 @@
 // a chunk's BM25 terms or its vector, and the chunks each of the last versions changed. The indexes
 // held in memory (mirrors.ts) read it to catch up.
 import type { Knex } from 'knex';
+import { namedStatement, runNamed } from '../../store/namedStatements.js';
 
 /** The dataset's version now. */
 export async function datasetVersion(db: Knex, datasetId: string): Promise<number> {
@@ -23,15 +24,21 @@ export interface Changes {
  * asks, so it is a named statement, parsed and planned once per connection.
  */
 export async function changesSince(db: Knex, datasetId: string, since: number): Promise<Changes> {
-  const { rows } = await db
-    .raw<{ rows: { version: string | null; first_kept: string | null; changed: string[] }[] }>(
-      `select t.version,
-              (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
-              array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
-         from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
-      [datasetId, since, datasetId, since, datasetId],
-    )
-    .options({ name: 'dataset_changes_since' });
+  const rows = await runNamed<{ version: string | null; first_kept: string | null; changed: string[] }>(db, CHANGES_SINCE, [
+    datasetId,
+    since,
+    datasetId,
+    since,
+    datasetId,
+  ]);
   const [row] = rows;
   return { version: Number(row.version ?? 0), firstKept: row.first_kept == null ? null : Number(row.first_kept), changed: row.changed };
 }
+
+const CHANGES_SINCE = namedStatement(
+  'dataset_changes_since',
+  `select t.version,
+          (select min(version) from bm25_changes where dataset_id = ? and version > ?) as first_kept,
+          array(select distinct chunk_id from bm25_changes where dataset_id = ? and version > ?) as changed
+     from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
+);

@@ -6,6 +6,7 @@ import { passingQuery } from '../../filters/passing.js';
 import { lexemeQuery } from '../termWeights.js';
 import type { Bm25Parameters, PostingRange } from './bounds.js';
 import { parseTsvectorText } from './tsvectorText.js';
+import { namedStatement, runNamed } from '../../../store/namedStatements.js';
 
 export interface TermStatistics {
   /** The query's terms as the chunks' terms were made (stemmed, stop words dropped), distinct. */
@@ -26,11 +27,13 @@ export interface TermStatistics {
  * A named statement: each connection parses and plans it once.
  */
 export async function termStatistics(db: Knex, datasetId: string, query: string | null): Promise<TermStatistics> {
-  const { rows } = await db
-    .raw<{
-      rows: { total_chunks: string | null; total_length: string | null; dataset_version: string | null; query_terms: string[]; term_chunks: number[] }[];
-    }>(TERM_STATISTICS, [query, datasetId, datasetId])
-    .options({ name: 'bm25_term_statistics' });
+  const rows = await runNamed<{
+    total_chunks: string | null;
+    total_length: string | null;
+    dataset_version: string | null;
+    query_terms: string[];
+    term_chunks: number[];
+  }>(db, TERM_STATISTICS, [query, datasetId, datasetId]);
   const [row] = rows;
   return {
     terms: row.query_terms,
@@ -41,13 +44,16 @@ export async function termStatistics(db: Knex, datasetId: string, query: string 
   };
 }
 
-const TERM_STATISTICS = `
+const TERM_STATISTICS = namedStatement(
+  'bm25_term_statistics',
+  `
   with q as (select distinct lexeme from unnest(to_tsvector('english', coalesce(?::text, ''))))
   select t.chunks as total_chunks, t.length_sum as total_length, t.version as dataset_version,
          array(select lexeme from q order by lexeme) as query_terms,
          array(select coalesce((select c.chunks from bm25_term_counts c where c.dataset_id = ? and c.term = q.lexeme), 0)
                  from q order by lexeme) as term_chunks
-    from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`;
+    from (select 1) as one left join bm25_dataset_totals t on t.dataset_id = ?`,
+);
 
 export interface Posting {
   term: string;
