@@ -198,7 +198,8 @@ async function drive(url: string, datasetId: string, queries: string[], writes: 
           const count = 1 + Math.floor(random() * 3);
           body = Array.from({ length: count }, () => {
             const chunk = writes[writeNo % writes.length];
-            return { ...chunk, tracking_id: `${chunk.tracking_id}-${++writeNo}` };
+            // The run's seed in the tracking id: the warm-up's writes do not make the measured run's no-ops.
+            return { ...chunk, tracking_id: `${chunk.tracking_id}-${options.seed}-${++writeNo}` };
           });
         } else {
           body = { query: queries[Math.floor(random() * queries.length)], search_type: kind, page_size: 10 };
