@@ -101,23 +101,22 @@ describe(`full-text ranking by idf (${mode})`, () => {
   });
 
   it('starts the BM25 search on the query words while the vocabulary is looked up', async () => {
-    // The statistics' statement is made before the vocabulary's answer comes.
+    // The statistics' statement is sent before the vocabulary's answer comes.
     const db = service.services.store.db;
-    const raw = db.raw.bind(db);
     const order: string[] = [];
-    const spy = vi.spyOn(db, 'raw').mockImplementation(((sql: string, bindings: Knex.RawBinding[]) => {
-      if (sql.includes('bm25_dataset_totals')) order.push('statistics made');
-      return raw(sql, bindings);
-    }) as typeof db.raw);
+    const sent = (query: { sql: string }) => {
+      if (query.sql.includes('bm25_term_counts')) order.push('statistics sent');
+    };
     const answered = (_response: unknown, query: { sql: string }) => {
       if (query.sql.includes('from dataset_words')) order.push('vocabulary answered');
     };
+    db.on('query', sent);
     db.on('query-response', answered);
     try {
       expect((await tracked('ferry crossing'))[0]).toBe('ferry-2');
-      expect(order).toEqual(['statistics made', 'vocabulary answered']);
+      expect(order).toEqual(['statistics sent', 'vocabulary answered']);
     } finally {
-      spy.mockRestore();
+      db.off('query', sent);
       db.off('query-response', answered);
     }
   });
