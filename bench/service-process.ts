@@ -20,7 +20,8 @@ export interface ServiceProcess {
 export async function spawnService(env: Record<string, string>, log: (line: string) => void, cpuProfile?: string): Promise<ServiceProcess> {
   const { port } = await pickPorts(['port'] as const);
   const profiling = cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfile}`] : [];
-  const child: ChildProcess = spawn(process.execPath, [...profiling, '--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
+  // V8's flags as `npm start` gives them (package.json).
+  const child: ChildProcess = spawn(process.execPath, [...profiling, '--max-semi-space-size=64', '--import', 'tsx', path.join(ROOT, 'server/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit'],
