@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
+import { termColumns } from '../../server/domain/chunks/write.js';
 import { selective } from '../../server/search/filters/passing.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import { SPLIT, walkHelper } from '../../server/search/retrieval/bm25/walkHelpers.js';
@@ -96,13 +97,10 @@ async function insertChunks(dataset: DatasetRow, chunks: { text: string; tags: s
   const ids: string[] = [];
   for (let i = 0; i < chunks.length; i += 500) {
     const batch = chunks.slice(i, i + 500);
+    // With their terms, as the write path stores a chunk (setTerms below changes them as an update).
     const rows: { id: string }[] = await db()('chunks')
-      .insert(batch.map((c) => ({ dataset_id: dataset.id, chunk_html: c.text, tag_set: c.tags })))
+      .insert(batch.map((c) => ({ dataset_id: dataset.id, chunk_html: c.text, tag_set: c.tags, ...termColumns(db(), c.text) })))
       .returning('id');
-    await setTerms(
-      rows.map((r) => r.id),
-      batch.map((c) => c.text),
-    );
     ids.push(...rows.map((r) => r.id));
   }
   return ids;
@@ -362,6 +360,24 @@ describe('BM25 index upkeep', () => {
     expect(await service.services.bm25.current(target.id)).toBeNull();
     expect(await service.services.bm25.ready(target.id)).not.toBeNull();
     await expectCurrent('after a rebuild');
+  });
+
+  it("keeps the last 1,000 versions of a dataset's change log, each version's chunks whole", async () => {
+    const target = await service.newDataset(orgId, 'bm25 change log window');
+    const [id] = await insertChunks(target, [{ text: 'glacier river', tags: [] }]);
+    const versions = async () =>
+      (await db()('bm25_changes')
+        .where({ dataset_id: target.id })
+        .select(db().raw('min(version)::int as low, max(version)::int as high, count(*)::int as n'))
+        .first()) as { low: number; high: number; n: number };
+    const before = await versions();
+    // Each call takes the next version and logs the chunk under it (as a tag edit's trigger does).
+    await db().raw('select log_chunk_changes(array[?::uuid], array[?::uuid]) from generate_series(1, 1200)', [id, target.id]);
+    const after = await versions();
+    expect(after.high).toBe(before.high + 1200);
+    expect([after.low, after.n]).toEqual([after.high - 999, 1000]);
+    const totals = await db()('bm25_dataset_totals').where({ dataset_id: target.id }).first();
+    expect([Number(totals.version), Number(totals.chunks)]).toEqual([after.high, 1]);
   });
 
   it('guesses the terms PostgreSQL makes of a query of plain words, and makes no guess for others', async () => {

@@ -71,6 +71,7 @@ describe(`store (${mode})`, () => {
       '033_analytics_report_rollups',
       '034_rag_analytics',
       '035_drop_bm25_statistics_function',
+      '036_change_log_by_version',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

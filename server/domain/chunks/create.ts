@@ -11,7 +11,7 @@ import { finite, parseTimeStamp } from './input.js';
 import {
   assertGroupsExist,
   bookmark,
-  dbColumns,
+  contentRow,
   derive,
   indexChunks,
   resolveGroups,
@@ -86,7 +86,7 @@ export async function createChunks(
       const inserted: string[] = inserts.length
         ? (
             await trx('chunks')
-              .insert(inserts.map((p) => dbColumns(p.chunk)))
+              .insert(inserts.map((p) => contentRow(trx, p.chunk)))
               .onConflict(['dataset_id', 'tracking_id'])
               .ignore()
               .returning('id')
@@ -95,7 +95,7 @@ export async function createChunks(
       for (const { chunk } of updates) {
         await trx('chunks')
           .where({ id: chunk.id })
-          .update({ ...dbColumns(chunk), updated_at: trx.fn.now() });
+          .update({ ...contentRow(trx, chunk), updated_at: trx.fn.now() });
         await trx('chunk_group_bookmarks').where({ chunk_id: chunk.id }).del();
       }
       const stored = new Set([...inserted, ...updates.map((u) => u.chunk.id)]);

@@ -8,6 +8,7 @@ import { finite, parseTimeStamp } from './input.js';
 import {
   assertGroupsExist,
   bookmark,
+  contentRow,
   dbColumns,
   derive,
   indexChunks,
@@ -44,7 +45,7 @@ export async function updateChunk(
     await db.transaction(async (trx) => {
       await trx('chunks')
         .where({ id: current.id })
-        .update({ ...dbColumns(next), updated_at: trx.fn.now() });
+        .update({ ...(contentChanged ? contentRow(trx, next) : dbColumns(next)), updated_at: trx.fn.now() });
       await storeVectors(trx, dataset, derived);
       if (changes.group_ids != null || changes.group_tracking_ids != null) {
         await trx('chunk_group_bookmarks').where({ chunk_id: current.id }).del();

@@ -111,13 +111,7 @@ export async function prepareVectorIndex(services: ChunkWriteServices, dataset: 
   if (needsVectorIndex(config.DISTANCE_METRIC)) await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
 
-/**
- * Writes the vectors and the BM25 terms of stored chunks, in the chunks' transaction. The terms come
- * last, in an update of their own: their triggers lock the dataset's BM25 totals and term counts
- * until commit, so concurrent writers to a dataset queue there. Written with the rows instead, the
- * locks were held through the HNSW inserts, and under 20 clients writes took 310 / 805 ms (p50 /
- * p99) against 273 / 496.
- */
+/** Writes the vectors of stored chunks, in the chunks' transaction. */
 export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<void> {
   if (derived.length === 0) return;
   await writeVectors(
@@ -125,30 +119,23 @@ export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, d
     dataset.id,
     derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })),
   );
-  await writeTerms(
-    trx,
-    derived.map(({ chunk }) => ({ id: chunk.id, text: lexicalText(chunk) })),
-  );
+}
+
+/**
+ * The row of a chunk whose content is written: its columns with the BM25 terms, length and surface
+ * words of its lexical text, computed by the statement that stores the row. Triggers derive the BM25
+ * postings and counts (migration 014_bm25_postings) and the vocabulary (009_vocabulary) from them.
+ * Written with the row rather than by an update after it, a chunk gets one version and one entry in
+ * each index, and the triggers run once.
+ */
+export function contentRow(db: Knex, chunk: ChunkColumns): Record<string, unknown> {
+  return { ...dbColumns(chunk), ...termColumns(db, lexicalText(chunk)) };
 }
 
 /** SQL of the BM25 terms (stemmed, stop words dropped, with positions) of the text SQL `text`. */
 const termsSql = (text: string) => `to_tsvector('english', ${text})`;
 /** SQL of a terms value's length in terms: each term counted as often as it occurs. */
 const lengthSql = (terms: string) => `(select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(${terms}) u)`;
-
-/**
- * The lexical text's terms and length, for BM25, and its surface words, which triggers count into
- * the dataset's vocabulary (migration 009_vocabulary); triggers derive the BM25 postings from the
- * terms (migration 014_bm25_postings).
- */
-async function writeTerms(trx: Knex.Transaction, chunks: { id: string; text: string }[]): Promise<void> {
-  await trx.raw(
-    `update chunks set bm25_terms = t.terms, words = string_to_array(t.words, ' '), bm25_length = ${lengthSql('t.terms')}
-     from (select id, ${termsSql('text')} as terms, words from unnest(?::uuid[], ?::text[], ?::text[]) as x(id, text, words)) t
-     where chunks.id = t.id`,
-    [chunks.map((c) => c.id), chunks.map((c) => storableText(c.text)), chunks.map((c) => surfaceWords(c.text).join(' '))],
-  );
-}
 
 /** Postgres text cannot hold NUL, which may occur in extracted text. */
 const storableText = (text: string) => text.replace(/\u0000/g, '');

@@ -84,7 +84,7 @@ async function backfill(db: Knex): Promise<void> {
 
 // gone: the rows whose postings leave (deleted, or updated to other terms); come: the rows whose
 // postings arrive. A row without terms (written, its terms not yet) is no document.
-const TRIGGER_FUNCTION = `
+export const TRIGGER_FUNCTION = `
   create function chunk_bm25_changed() returns trigger language plpgsql as $$
   declare
     gone_ids uuid[];

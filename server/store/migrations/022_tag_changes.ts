@@ -13,10 +13,9 @@ import { up as logVectorChanges } from './019_vector_changes.js';
 /** As migration 014: versions whose changed chunks are kept per dataset. */
 const CHANGES_KEPT = 1000;
 
-export async function up(db: Knex): Promise<void> {
-  // Each dataset of `ds` takes its next version (the totals row's lock, held to commit, orders the
-  // versions), its chunks among `ids` are logged under it, and versions too old to keep are dropped.
-  await db.raw(`
+// Each dataset of `ds` takes its next version (the totals row's lock, held to commit, orders the
+// versions), its chunks among `ids` are logged under it, and versions too old to keep are dropped.
+export const LOG_CHUNK_CHANGES = `
     create function log_chunk_changes(ids uuid[], ds uuid[]) returns void language plpgsql as $$
     begin
       with versions as (
@@ -30,7 +29,10 @@ export async function up(db: Knex): Promise<void> {
       delete from bm25_changes c
        using bm25_dataset_totals t
        where t.dataset_id in (select unnest(ds)) and c.dataset_id = t.dataset_id and c.version <= t.version - ${CHANGES_KEPT};
-    end $$`);
+    end $$`;
+
+export async function up(db: Knex): Promise<void> {
+  await db.raw(LOG_CHUNK_CHANGES);
   await db.raw(`
     create or replace function chunk_vector_changed() returns trigger language plpgsql as $$
     declare

@@ -35,6 +35,7 @@ import * as m032 from './032_recommendation_analytics.js';
 import * as m033 from './033_analytics_report_rollups.js';
 import * as m034 from './034_rag_analytics.js';
 import * as m035 from './035_drop_bm25_statistics_function.js';
+import * as m036 from './036_change_log_by_version.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '033_analytics_report_rollups': m033,
   '034_rag_analytics': m034,
   '035_drop_bm25_statistics_function': m035,
+  '036_change_log_by_version': m036,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
