@@ -24,11 +24,13 @@ export interface Additions {
   messages?: number;
 }
 
-export async function planOf(db: Knex, organizationId: string): Promise<PlanRow> {
-  const plan = await db<PlanRow>('plans')
+/** The organization's plan; with `lock`, its subscription row is locked to the end of the transaction `db` is. */
+export async function planOf(db: Knex, organizationId: string, options: { lock?: boolean } = {}): Promise<PlanRow> {
+  const query = db<PlanRow>('plans')
     .join('subscriptions', 'subscriptions.plan_id', 'plans.id')
     .where('subscriptions.organization_id', organizationId)
     .first('plans.*');
+  const plan = await (options.lock ? query.forUpdate('subscriptions') : query);
   if (plan) return plan;
   // An organization without a subscription is on the instance's default plan.
   return (await db('plans').where('is_default', true).first()) as PlanRow;
@@ -46,8 +48,8 @@ export async function reservePlanCapacity(
   additions: Additions,
   options: { written?: boolean } = {},
 ): Promise<void> {
-  await trx('subscriptions').where({ organization_id: organizationId }).forUpdate().first('id');
-  const plan = await planOf(trx, organizationId);
+  if (!Object.values(additions).some((n) => n > 0)) return;
+  const plan = await planOf(trx, organizationId, { lock: true });
   const checks: [keyof Additions, string, number, () => Promise<number>][] = [
     ['datasets', 'datasets', plan.dataset_count, () => countDatasets(trx, organizationId)],
     ['users', 'users', plan.user_count, () => countUsers(trx, organizationId)],
