@@ -380,6 +380,35 @@ describe('BM25 index upkeep', () => {
     expect([Number(totals.version), Number(totals.chunks)]).toEqual([after.high, 1]);
   });
 
+  it('takes two writers that change terms in several statements each, in opposite orders, one after the other', async () => {
+    const target = await service.newDataset(orgId, 'bm25 lock order');
+    const [a, b] = await insertChunks(target, [
+      { text: 'glacier', tags: [] },
+      { text: 'river', tags: [] },
+    ]);
+    // Each inserts a chunk of one word, then gives an existing chunk the other writer's word: were
+    // terms' counts locked before the dataset's totals, each would hold a count the other waits for.
+    const writer = (inserted: string, updated: string, id: string) =>
+      db().transaction(async (trx) => {
+        await trx('chunks').insert({ dataset_id: target.id, chunk_html: inserted, ...termColumns(trx, inserted) });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await trx('chunks')
+          .where({ id })
+          .update({ chunk_html: updated, ...termColumns(trx, updated) });
+      });
+    await Promise.all([writer('canyon', 'forest', a), writer('forest', 'canyon', b)]);
+    const counts = await db()('bm25_term_counts').where({ dataset_id: target.id }).orderBy('term').select('term', 'chunks');
+    expect(counts).toEqual([
+      { term: 'canyon', chunks: 2 },
+      { term: 'forest', chunks: 2 },
+    ]);
+    const words = await db()('dataset_words').where({ dataset_id: target.id }).orderBy('word').select('word', 'chunks');
+    expect(words).toEqual([
+      { word: 'canyon', chunks: 2 },
+      { word: 'forest', chunks: 2 },
+    ]);
+  });
+
   it('guesses the terms PostgreSQL makes of a query of plain words, and makes no guess for others', async () => {
     const plain = [...QUERIES, 'Glaciers, Rivers and CANYONS!', 'what\'s (the) "running" of voyages?', 'being having doing ourselves generously'];
     for (const query of plain) expect(englishTerms(query), query).toEqual((await queryTerms(query)).sort());

@@ -11,18 +11,8 @@ import type { Knex } from 'knex';
 import { lexicalText } from '../../domain/chunks/content.js';
 import { surfaceWords } from '../../search/query/words.js';
 
-export async function up(db: Knex): Promise<void> {
-  await db.raw('alter table chunks add column words text[]');
-  await db.raw(`
-    create table dataset_words (
-      dataset_id uuid not null references datasets(id) on delete cascade,
-      word text not null,
-      chunks integer not null,
-      primary key (dataset_id, word)
-    )`);
-  // Candidates for a misspelt word are found by trigram similarity.
-  await db.raw('create index dataset_words_word_trgm on dataset_words using gin (word gin_trgm_ops)');
-  await db.raw(`
+/** The vocabulary's trigger function: each statement's changes to `chunks.words`, counted in. */
+export const WORDS_FUNCTION = `
     create function chunk_words_changed() returns trigger language plpgsql as $$
     declare
       ds uuid[];
@@ -60,7 +50,20 @@ export async function up(db: Knex): Promise<void> {
           where d.k < 0 and v.dataset_id = d.dataset_id and v.word = d.word and v.chunks <= 0;
       end if;
       return null;
-    end $$`);
+    end $$`;
+
+export async function up(db: Knex): Promise<void> {
+  await db.raw('alter table chunks add column words text[]');
+  await db.raw(`
+    create table dataset_words (
+      dataset_id uuid not null references datasets(id) on delete cascade,
+      word text not null,
+      chunks integer not null,
+      primary key (dataset_id, word)
+    )`);
+  // Candidates for a misspelt word are found by trigram similarity.
+  await db.raw('create index dataset_words_word_trgm on dataset_words using gin (word gin_trgm_ops)');
+  await db.raw(WORDS_FUNCTION);
   // Transition tables cannot go with a column list or several events: one trigger per event.
   await db.raw(
     'create trigger chunk_words_inserted after insert on chunks referencing new table as new_rows for each statement execute function chunk_words_changed()',

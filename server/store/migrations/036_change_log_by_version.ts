@@ -10,8 +10,15 @@
 // `log_chunk_changes` also takes the changes to the dataset's BM25 totals (chunks and summed length,
 // one delta per changed chunk), so the BM25 trigger logs through it too: one statement versions the
 // dataset, moves its totals, logs the chunks and trims the log.
+//
+// Lock order: a chunk write stores its terms with the row now, so a transaction may change terms in
+// several statements (a batch's inserts, then its upserts). Each statement locked its terms' counts
+// before the dataset's totals row, and two such transactions could each hold a count the other
+// waits for. The BM25 trigger now takes the totals row first, and the vocabulary's trigger locks it
+// before its words' counts: a dataset's writers queue at one row, in the order they reach it.
 import type { Knex } from 'knex';
 import { TRIGGER_FUNCTION as BM25_TRIGGER_014 } from './014_bm25_postings.js';
+import { WORDS_FUNCTION as WORDS_FUNCTION_009 } from './009_vocabulary.js';
 import { LOG_CHUNK_CHANGES as LOG_CHUNK_CHANGES_022 } from './022_tag_changes.js';
 
 /** As migration 014: versions whose changed chunks are kept per dataset. */
@@ -47,6 +54,7 @@ export async function up(db: Knex): Promise<void> {
        where c.dataset_id = v.dataset_id and c.version = v.version - ${CHANGES_KEPT};
     end $$`);
   await db.raw(BM25_TRIGGER);
+  await db.raw(WORDS_FUNCTION);
   // What the range deletes would have dropped by now; from here on the window moves a version at a time.
   await db.raw(`
     delete from bm25_changes c
@@ -113,6 +121,15 @@ const BM25_TRIGGER = `
         from unnest(come_ids, come_ds, come_terms, come_lens) as c(id, ds, terms, len), unnest(c.terms) u;
     end if;
 
+    -- The dataset's totals row first: its lock orders the dataset's writers before any of them locks
+    -- a term's count (or, in the vocabulary's trigger, a word's), so two writers that change several
+    -- statements' worth of terms cannot wait on each other.
+    perform log_chunk_changes(
+      array_cat(gone_ids, come_ids),
+      array_cat(gone_ds, come_ds),
+      array_cat(array_fill(-1, array[coalesce(cardinality(gone_ids), 0)]), array_fill(1, array[coalesce(cardinality(come_ids), 0)])),
+      array_cat((select array_agg(-g.len::bigint order by g.n) from unnest(gone_lens) with ordinality as g(len, n)), come_lens::bigint[]));
+
     insert into bm25_term_counts as t (dataset_id, term, chunks)
     select ds, lexeme, sum(k)::int
       from (select g.ds, u.lexeme, -1 as k from unnest(gone_ds, gone_terms) as g(ds, terms), unnest(g.terms) u
@@ -129,15 +146,25 @@ const BM25_TRIGGER = `
       perform set_config('enable_hashjoin', hashjoin, true), set_config('enable_mergejoin', mergejoin, true);
     end if;
 
-    perform log_chunk_changes(
-      array_cat(gone_ids, come_ids),
-      array_cat(gone_ds, come_ds),
-      array_cat(array_fill(-1, array[coalesce(cardinality(gone_ids), 0)]), array_fill(1, array[coalesce(cardinality(come_ids), 0)])),
-      array_cat((select array_agg(-g.len::bigint order by g.n) from unnest(gone_lens) with ordinality as g(len, n)), come_lens::bigint[]));
     return null;
   end $$`;
 
+/**
+ * Migration 009's vocabulary trigger, locking the datasets' totals rows before their words' counts,
+ * as the BM25 trigger does before its terms' (a statement that changes a chunk's words changes its
+ * terms too, and holds those locks already, unless the new text stems to the same terms).
+ */
+const WORDS_FUNCTION = (() => {
+  const unchanged = '      if ds is null then\n        return null;\n      end if;\n';
+  if (!WORDS_FUNCTION_009.includes(unchanged)) throw new Error('036: migration 009 vocabulary function is not the one this migration amends');
+  return WORDS_FUNCTION_009.replace('create function', 'create or replace function').replace(
+    unchanged,
+    `${unchanged}      perform 1 from bm25_dataset_totals t where t.dataset_id in (select unnest(ds)) order by t.dataset_id for update;\n`,
+  );
+})();
+
 export async function down(db: Knex): Promise<void> {
+  await db.raw(WORDS_FUNCTION_009.replace('create function', 'create or replace function'));
   await db.raw('drop function log_chunk_changes(uuid[], uuid[], integer[], bigint[])');
   await db.raw(LOG_CHUNK_CHANGES_022);
   await db.raw(BM25_TRIGGER_014.replace('create function', 'create or replace function'));
