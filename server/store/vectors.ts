@@ -99,12 +99,29 @@ export async function dropVectorIndex(db: Knex, datasetId: string): Promise<void
 /** Inserts or replaces the vectors of chunks, in one statement. */
 export async function writeVectors(db: Knex, datasetId: string, vectors: { chunkId: string; vector: number[] }[]): Promise<void> {
   if (vectors.length === 0) return;
-  await db.raw(
-    `insert into chunk_vectors (chunk_id, dataset_id, embedding)
-       select id, ?::uuid, embedding::vector from unnest(?::uuid[], ?::text[]) as v(id, embedding)
-     on conflict (chunk_id) do update set embedding = excluded.embedding`,
-    [datasetId, vectors.map((v) => v.chunkId), vectors.map((v) => vectorLiteral(v.vector))],
+  await db.raw(`${VECTORS_INSERT} ${VECTORS_REPLACE}`, vectorBindings(datasetId, vectors));
+}
+
+/** Runs `rows`, an insert of chunk rows returning their `id`, and inserts the vectors of the rows it stored, in one statement; answers those rows' ids. */
+export async function insertWithVectors(
+  db: Knex,
+  rows: Knex.QueryBuilder,
+  datasetId: string,
+  vectors: { chunkId: string; vector: number[] }[],
+): Promise<string[]> {
+  const { rows: stored } = await db.raw<{ rows: { id: string }[] }>(
+    `with stored as (?) ${VECTORS_INSERT} join stored on stored.id = v.id returning chunk_id as id`,
+    [rows, ...vectorBindings(datasetId, vectors)],
   );
+  return stored.map((r) => r.id);
+}
+
+const VECTORS_INSERT = `insert into chunk_vectors (chunk_id, dataset_id, embedding)
+  select v.id, ?::uuid, v.embedding::vector from unnest(?::uuid[], ?::text[]) as v(id, embedding)`;
+const VECTORS_REPLACE = 'on conflict (chunk_id) do update set embedding = excluded.embedding';
+
+function vectorBindings(datasetId: string, vectors: { chunkId: string; vector: number[] }[]): [string, string[], string[]] {
+  return [datasetId, vectors.map((v) => v.chunkId), vectors.map((v) => vectorLiteral(v.vector))];
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   contentRow,
   derive,
   indexChunks,
+  insertChunks,
   resolveGroups,
   restoreIndex,
   storeVectors,
@@ -83,27 +84,24 @@ export async function createChunks(
   try {
     raced = await db.transaction(async (trx) => {
       await guard?.(trx);
-      const inserted: string[] = inserts.length
-        ? (
-            await trx('chunks')
-              .insert(inserts.map((p) => contentRow(trx, p.chunk)))
-              .onConflict(['dataset_id', 'tracking_id'])
-              .ignore()
-              .returning('id')
-          ).map((r: { id: string }) => r.id)
-        : [];
+      const derivedOf = new Map(derived.map((d) => [d.chunk.id, d]));
+      const inserted = await insertChunks(
+        trx,
+        dataset,
+        inserts.map((p) => derivedOf.get(p.chunk.id)!),
+      );
       for (const { chunk } of updates) {
         await trx('chunks')
           .where({ id: chunk.id })
           .update({ ...contentRow(trx, chunk), updated_at: trx.fn.now() });
         await trx('chunk_group_bookmarks').where({ chunk_id: chunk.id }).del();
       }
-      const stored = new Set([...inserted, ...updates.map((u) => u.chunk.id)]);
       await storeVectors(
         trx,
         dataset,
-        derived.filter((d) => stored.has(d.chunk.id)),
+        updates.map((u) => derivedOf.get(u.chunk.id)!),
       );
+      const stored = new Set([...inserted, ...updates.map((u) => u.chunk.id)]);
       const memberships = [];
       for (const plan of writes) {
         if (!stored.has(plan.chunk.id)) continue;

@@ -5,7 +5,7 @@ import { embedderFor, EmbeddingError } from '../../engines/embeddings/index.js';
 import { badRequest, HttpError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { surfaceWords } from '../../search/query/words.js';
-import { ensureVectorIndex, needsVectorIndex, writeVectors } from '../../store/vectors.js';
+import { ensureVectorIndex, insertWithVectors, needsVectorIndex, writeVectors } from '../../store/vectors.js';
 import { datasetConfig } from '../datasetConfig.js';
 import type { DatasetRow } from '../datasets.js';
 import { lexicalText } from './content.js';
@@ -109,6 +109,26 @@ export async function restoreIndex(services: ChunkWriteServices, datasetId: stri
 export async function prepareVectorIndex(services: ChunkWriteServices, dataset: DatasetRow): Promise<void> {
   const config = datasetConfig(dataset);
   if (needsVectorIndex(config.DISTANCE_METRIC)) await ensureVectorIndex(services.store.db, dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
+}
+
+/**
+ * Inserts new chunks with their vectors, in one statement (the write's locks are held from it to
+ * commit: a round trip less while they are). A chunk whose tracking id a concurrent write stored
+ * first is not stored. Answers the ids of the chunks stored.
+ */
+export async function insertChunks(trx: Knex.Transaction, dataset: DatasetRow, derived: Derived[]): Promise<string[]> {
+  if (derived.length === 0) return [];
+  const rows = trx('chunks')
+    .insert(derived.map(({ chunk }) => contentRow(trx, chunk)))
+    .onConflict(['dataset_id', 'tracking_id'])
+    .ignore()
+    .returning('id');
+  return insertWithVectors(
+    trx,
+    rows,
+    dataset.id,
+    derived.map(({ chunk, vector }) => ({ chunkId: chunk.id, vector })),
+  );
 }
 
 /** Writes the vectors of stored chunks, in the chunks' transaction. */
