@@ -316,6 +316,13 @@ describe('BM25 index upkeep', () => {
     const totals = await db()('bm25_dataset_totals').where({ dataset_id: target.id }).first();
     const actual = await db()('chunks').where({ dataset_id: target.id }).whereNotNull('bm25_terms').count('* as n').sum('bm25_length as s').first();
     expect([Number(totals.chunks), Number(totals.length_sum)]).toEqual([Number(actual!.n), Number(actual!.s)]);
+    // Each length is its terms counted as often as they occur (a trigger derives it from the terms).
+    const lengths = await db().raw<{ rows: { wrong: number }[] }>(
+      `select count(*)::int as wrong from chunks c where c.dataset_id = ?
+          and c.bm25_length is distinct from (select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(c.bm25_terms) u)`,
+      [target.id],
+    );
+    expect(lengths.rows[0].wrong).toBe(0);
     await db()('chunks').where({ dataset_id: target.id }).delete();
     expect(await db()('bm25_postings').where({ dataset_id: target.id }).first()).toBeUndefined();
     expect(await db()('bm25_term_counts').where({ dataset_id: target.id }).first()).toBeUndefined();

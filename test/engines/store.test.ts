@@ -72,6 +72,7 @@ describe(`store (${mode})`, () => {
       '034_rag_analytics',
       '035_drop_bm25_statistics_function',
       '036_change_log_by_version',
+      '037_bm25_length_from_terms',
     ]);
     await store.db('organizations').insert({ name: 'kept' });
     await store.close();

@@ -152,20 +152,17 @@ export function contentRow(db: Knex, chunk: ChunkColumns): Record<string, unknow
   return { ...dbColumns(chunk), ...termColumns(db, lexicalText(chunk)) };
 }
 
-/** SQL of the BM25 terms (stemmed, stop words dropped, with positions) of the text SQL `text`. */
-const termsSql = (text: string) => `to_tsvector('english', ${text})`;
-/** SQL of a terms value's length in terms: each term counted as often as it occurs. */
-const lengthSql = (terms: string) => `(select coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) from unnest(${terms}) u)`;
-
 /** Postgres text cannot hold NUL, which may occur in extracted text. */
 const storableText = (text: string) => text.replace(/\u0000/g, '');
 
-/** The same columns as values of one row (for a bulk insert that does the write path's work). */
-export function termColumns(db: Knex, text: string): { bm25_terms: Knex.Raw; bm25_length: Knex.Raw; words: string[] } {
-  const stored = storableText(text);
+/**
+ * A row's BM25 terms (stemmed by PostgreSQL's English analyzer, stop words dropped, with positions)
+ * and surface words, of its lexical text; a trigger derives the BM25 length from the terms
+ * (migration 037_bm25_length_from_terms). For the write path and for bulk inserts doing its work.
+ */
+export function termColumns(db: Knex, text: string): { bm25_terms: Knex.Raw; words: string[] } {
   return {
-    bm25_terms: db.raw(termsSql('?::text'), [stored]),
-    bm25_length: db.raw(lengthSql(termsSql('?::text')), [stored]),
+    bm25_terms: db.raw("to_tsvector('english', ?::text)", [storableText(text)]),
     words: surfaceWords(text),
   };
 }

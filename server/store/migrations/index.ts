@@ -36,6 +36,7 @@ import * as m033 from './033_analytics_report_rollups.js';
 import * as m034 from './034_rag_analytics.js';
 import * as m035 from './035_drop_bm25_statistics_function.js';
 import * as m036 from './036_change_log_by_version.js';
+import * as m037 from './037_bm25_length_from_terms.js';
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '034_rag_analytics': m034,
   '035_drop_bm25_statistics_function': m035,
   '036_change_log_by_version': m036,
+  '037_bm25_length_from_terms': m037,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
