@@ -142,11 +142,11 @@ export async function storeVectors(trx: Knex.Transaction, dataset: DatasetRow, d
 }
 
 /**
- * The row of a chunk whose content is written: its columns with the BM25 terms, length and surface
- * words of its lexical text, computed by the statement that stores the row. Triggers derive the BM25
- * postings and counts (migration 014_bm25_postings) and the vocabulary (009_vocabulary) from them.
- * Written with the row rather than by an update after it, a chunk gets one version and one entry in
- * each index, and the triggers run once.
+ * The row of a chunk whose content is written: its columns with the BM25 terms and surface words of
+ * its lexical text, computed by the statement that stores the row. Triggers derive the BM25 length
+ * (migration 037), postings and counts (014_bm25_postings) and the vocabulary (009_vocabulary) from
+ * them. Written with the row rather than by an update after it, a chunk gets one version and one
+ * entry in each index, and the triggers run once.
  */
 export function contentRow(db: Knex, chunk: ChunkColumns): Record<string, unknown> {
   return { ...dbColumns(chunk), ...termColumns(db, lexicalText(chunk)) };
