@@ -13,8 +13,10 @@ import { up as logVectorChanges } from './019_vector_changes.js';
 /** As migration 014: versions whose changed chunks are kept per dataset. */
 const CHANGES_KEPT = 1000;
 
-// Each dataset of `ds` takes its next version (the totals row's lock, held to commit, orders the
-// versions), its chunks among `ids` are logged under it, and versions too old to keep are dropped.
+/**
+ * Each dataset of `ds` takes its next version (the totals row's lock, held to commit, orders the
+ * versions), its chunks among `ids` are logged under it, and versions too old to keep are dropped.
+ */
 export const LOG_CHUNK_CHANGES = `
     create function log_chunk_changes(ids uuid[], ds uuid[]) returns void language plpgsql as $$
     begin

@@ -62,66 +62,29 @@ export async function up(db: Knex): Promise<void> {
      where c.dataset_id = t.dataset_id and c.version <= t.version - ${CHANGES_KEPT}`);
 }
 
-// As migration 014's, with its totals and log moved into log_chunk_changes. gone: the rows whose
-// postings leave (deleted, or updated to other terms); come: the rows whose postings arrive. A row
-// without terms (written, its terms not yet) is no document.
-const BM25_TRIGGER = `
-  create or replace function chunk_bm25_changed() returns trigger language plpgsql as $$
-  declare
-    gone_ids uuid[];
-    gone_ds uuid[];
-    gone_terms tsvector[];
-    gone_lens integer[];
-    come_ids uuid[];
-    come_ds uuid[];
-    come_terms tsvector[];
-    come_lens integer[];
-    hashjoin text;
-    mergejoin text;
-  begin
-    if tg_op = 'DELETE' then
-      select array_agg(o.id), array_agg(o.dataset_id), array_agg(o.bm25_terms), array_agg(coalesce(o.bm25_length, 0))
-        into gone_ids, gone_ds, gone_terms, gone_lens
-        from old_rows o where o.bm25_terms is not null;
-    elsif tg_op = 'INSERT' then
-      select array_agg(n.id), array_agg(n.dataset_id), array_agg(n.bm25_terms), array_agg(coalesce(n.bm25_length, 0))
-        into come_ids, come_ds, come_terms, come_lens
-        from new_rows n where n.bm25_terms is not null;
-    else
-      -- Only rows whose terms changed; most updates (metadata, tags) leave them alone.
-      select array_agg(o.id), array_agg(o.dataset_id), array_agg(o.bm25_terms), array_agg(coalesce(o.bm25_length, 0))
-        into gone_ids, gone_ds, gone_terms, gone_lens
-        from old_rows o join new_rows n on n.id = o.id
-       where o.bm25_terms is not null
-         and (n.bm25_terms is distinct from o.bm25_terms or n.bm25_length is distinct from o.bm25_length or n.dataset_id <> o.dataset_id);
-      select array_agg(n.id), array_agg(n.dataset_id), array_agg(n.bm25_terms), array_agg(coalesce(n.bm25_length, 0))
-        into come_ids, come_ds, come_terms, come_lens
-        from old_rows o join new_rows n on n.id = o.id
-       where n.bm25_terms is not null
-         and (n.bm25_terms is distinct from o.bm25_terms or n.bm25_length is distinct from o.bm25_length or n.dataset_id <> o.dataset_id);
-    end if;
-    if gone_ids is null and come_ids is null then
-      return null;
-    end if;
+/** `text` with `from`, which must occur in it exactly once, replaced: an earlier migration's SQL, amended. */
+function amend(text: string, from: string, to: string): string {
+  if (text.split(from).length !== 2)
+    throw new Error(`036: an earlier migration's function is not the one this migration amends (${from.trim().slice(0, 40)}…)`);
+  return text.replace(from, to);
+}
 
-    if gone_ids is not null then
-      -- Postings and counts by their whole keys: index probes. The planner cannot see how few rows
-      -- the arrays hold and might hash a whole table instead.
-      hashjoin := current_setting('enable_hashjoin');
-      mergejoin := current_setting('enable_mergejoin');
-      perform set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true);
-      delete from bm25_postings p
-        using (select g.ds, u.lexeme, coalesce(array_length(u.positions, 1), 1)::smallint as tf, g.len, g.id
-                 from unnest(gone_ids, gone_ds, gone_terms, gone_lens) as g(id, ds, terms, len), unnest(g.terms) u) d
-       where p.dataset_id = d.ds and p.term = d.lexeme and p.tf = d.tf and p.len = d.len and p.chunk_id = d.id;
-    end if;
-    if come_ids is not null then
-      insert into bm25_postings (dataset_id, term, tf, len, chunk_id)
-      select c.ds, u.lexeme, coalesce(array_length(u.positions, 1), 1), c.len, c.id
-        from unnest(come_ids, come_ds, come_terms, come_lens) as c(id, ds, terms, len), unnest(c.terms) u;
-    end if;
+/** An earlier migration's `create function`, as a replacement of the function. */
+const orReplace = (sql: string) => amend(sql, 'create function', 'create or replace function');
 
-    -- The dataset's totals row first: its lock orders the dataset's writers before any of them locks
+/** Migration 014's BM25 trigger with its totals and log moved into log_chunk_changes, which it calls before any term's count. */
+const BM25_TRIGGER = (() => {
+  const totalsAndLog = BM25_TRIGGER_014.slice(
+    BM25_TRIGGER_014.indexOf('    -- The totals row stays when its chunks reach 0'),
+    BM25_TRIGGER_014.indexOf('    return null;\n  end $$'),
+  );
+  const termCounts = '    insert into bm25_term_counts as t (dataset_id, term, chunks)\n';
+  let text = orReplace(BM25_TRIGGER_014);
+  text = amend(text, totalsAndLog, '');
+  return amend(
+    text,
+    termCounts,
+    `    -- The dataset's totals row first: its lock orders the dataset's writers before any of them locks
     -- a term's count (or, in the vocabulary's trigger, a word's), so two writers that change several
     -- statements' worth of terms cannot wait on each other.
     perform log_chunk_changes(
@@ -130,24 +93,9 @@ const BM25_TRIGGER = `
       array_cat(array_fill(-1, array[coalesce(cardinality(gone_ids), 0)]), array_fill(1, array[coalesce(cardinality(come_ids), 0)])),
       array_cat((select array_agg(-g.len::bigint order by g.n) from unnest(gone_lens) with ordinality as g(len, n)), come_lens::bigint[]));
 
-    insert into bm25_term_counts as t (dataset_id, term, chunks)
-    select ds, lexeme, sum(k)::int
-      from (select g.ds, u.lexeme, -1 as k from unnest(gone_ds, gone_terms) as g(ds, terms), unnest(g.terms) u
-            union all
-            select c.ds, u.lexeme, 1 from unnest(come_ds, come_terms) as c(ds, terms), unnest(c.terms) u) d
-     group by 1, 2 having sum(k) <> 0
-     order by 1, 2
-    on conflict (dataset_id, term) do update set chunks = t.chunks + excluded.chunks;
-    if gone_ids is not null then
-      -- Terms no chunk holds any more go.
-      delete from bm25_term_counts t
-        using (select distinct g.ds, u.lexeme from unnest(gone_ds, gone_terms) as g(ds, terms), unnest(g.terms) u) d
-       where t.dataset_id = d.ds and t.term = d.lexeme and t.chunks <= 0;
-      perform set_config('enable_hashjoin', hashjoin, true), set_config('enable_mergejoin', mergejoin, true);
-    end if;
-
-    return null;
-  end $$`;
+${termCounts}`,
+  );
+})();
 
 /**
  * Migration 009's vocabulary trigger, locking the datasets' totals rows before their words' counts,
@@ -156,16 +104,16 @@ const BM25_TRIGGER = `
  */
 const WORDS_FUNCTION = (() => {
   const unchanged = '      if ds is null then\n        return null;\n      end if;\n';
-  if (!WORDS_FUNCTION_009.includes(unchanged)) throw new Error('036: migration 009 vocabulary function is not the one this migration amends');
-  return WORDS_FUNCTION_009.replace('create function', 'create or replace function').replace(
+  return amend(
+    orReplace(WORDS_FUNCTION_009),
     unchanged,
     `${unchanged}      perform 1 from bm25_dataset_totals t where t.dataset_id in (select unnest(ds)) order by t.dataset_id for update;\n`,
   );
 })();
 
 export async function down(db: Knex): Promise<void> {
-  await db.raw(WORDS_FUNCTION_009.replace('create function', 'create or replace function'));
+  await db.raw(orReplace(WORDS_FUNCTION_009));
   await db.raw('drop function log_chunk_changes(uuid[], uuid[], integer[], bigint[])');
   await db.raw(LOG_CHUNK_CHANGES_022);
-  await db.raw(BM25_TRIGGER_014.replace('create function', 'create or replace function'));
+  await db.raw(orReplace(BM25_TRIGGER_014));
 }
