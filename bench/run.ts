@@ -19,7 +19,8 @@ import { formatRag, runRag } from './rag.js';
 import { formatCrawl, runCrawl } from './crawl.js';
 import { formatRelevance, runRelevance, type RelevanceOptions } from './relevance.js';
 import { RESULTS_DIR, writeResult } from './report.js';
-import { DEFAULT_CHUNKS, formatSearch, runSearchBench } from './search.js';
+import { DEFAULT_CHUNKS, formatSearch, runSearchBench, type SearchResult } from './search.js';
+import { formatGrowth, growthOf } from './growth.js';
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -27,7 +28,9 @@ const USAGE = `usage: npm run bench -- [options]
   --mode <names>         engines, comma-separated (default: embedded,full)
                            embedded  PGlite + Postgres full-text, in a temporary DATA_DIR
                            full      PostgreSQL + pgvector, Typesense, Temporal (npm run services' engines)
-  --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full)
+  --chunks <n>           corpus size (default 10000; search: 20000 embedded, 100000 full); search takes
+                           several, comma-separated (100000,1000000): each measured in turn, then each
+                           type's p50 at the largest over the smallest (growth.ts)
   --seed <n>             corpus seed (default 42)
   --embedder <name>      the datasets' embedder: local (the model) or builtin (hashing); default local,
                            but builtin for search, load, rag and analytics (the 100,000 chunks of search and load
@@ -141,7 +144,9 @@ async function main(): Promise<number> {
       .map((s) => s.trim())
       .filter(Boolean);
 
-  const ingest: IngestOptions = {
+  // A function: only the search suite takes several sizes, and another suite's reading of one
+  // must not fail a run of search alone.
+  const ingest = (): IngestOptions => ({
     chunks: int('chunks', values.chunks ?? '10000', 1),
     seed: int('seed', values.seed),
     batch: int('batch', values.batch, 1),
@@ -150,7 +155,7 @@ async function main(): Promise<number> {
     warmup: int('warmup', values.warmup),
     profile: values.profile,
     cpuProfile: values['cpu-profile'],
-  };
+  });
   const relevance: RelevanceOptions = { cisiDir: values.cisi };
   const suites: Record<string, Suite> = {
     embeddings: {
@@ -161,7 +166,7 @@ async function main(): Promise<number> {
     },
     ingest: {
       run: async (modeEnv, log) => {
-        const result = await runIngest(modeEnv, ingest, log);
+        const result = await runIngest(modeEnv, ingest(), log);
         return { json: result as unknown as Record<string, unknown>, text: formatIngest(modeEnv.mode, result) };
       },
     },
@@ -185,20 +190,29 @@ async function main(): Promise<number> {
     },
     search: {
       run: async (modeEnv, log) => {
-        const chunks = values.chunks === undefined ? null : int('chunks', values.chunks, 1);
-        if (chunks === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
-        const result = await runSearchBench(
-          modeEnv,
-          {
-            chunks,
-            seed: int('seed', values.seed),
-            queries: int('queries', values.queries, 1),
-            bulk: values.bulk === true,
-            cpuProfile: values['cpu-profile'] === true,
-          },
-          log,
-        );
-        return { json: result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, result) };
+        const sizes = values.chunks === undefined ? [null] : [...new Set(list(values.chunks).map((c) => int('chunks', c, 1)))].sort((x, y) => x - y);
+        if (sizes[0] === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
+        const runs: { chunks: number; result: SearchResult }[] = [];
+        for (const chunks of sizes) {
+          const result = await runSearchBench(
+            modeEnv,
+            {
+              chunks,
+              seed: int('seed', values.seed),
+              queries: int('queries', values.queries, 1),
+              bulk: values.bulk === true,
+              cpuProfile: values['cpu-profile'] === true,
+            },
+            log,
+          );
+          runs.push({ chunks: result.options.chunks, result });
+        }
+        if (runs.length === 1) return { json: runs[0].result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, runs[0].result) };
+        const growth = growthOf(runs);
+        return {
+          json: { runs: runs.map((r) => r.result), growth } as unknown as Record<string, unknown>,
+          text: [...runs.map((r) => formatSearch(modeEnv.mode, r.result)), formatGrowth(modeEnv.mode, growth)].join('\n\n'),
+        };
       },
     },
     analytics: {
@@ -303,7 +317,7 @@ async function main(): Promise<number> {
           log(`${name}: datasets embedded by ${embedder === 'local' ? LOCAL_MODEL.name : 'the builtin hashing embedder'}`);
           const { json, text } = await suites[name].run(withEmbedder(modeEnv, embedder), (line) => log(`${name}: ${line}`));
           // Instrumented runs go to a file of their own: their figures are not the reported ones.
-          const file = await writeResult(name, ingest.profile || ingest.cpuProfile ? `${mode}-profiled` : mode, {
+          const file = await writeResult(name, values.profile || values['cpu-profile'] ? `${mode}-profiled` : mode, {
             ...json,
             embedder,
             // The installed file, since the installer quantizes the model again on each machine.

@@ -1,0 +1,64 @@
+// How search latency grows with the corpus: the search suite run at several sizes in one invocation
+// (`--chunks 100000,1000000`), each variant's p50 at every size, and the largest size's over the
+// smallest's. Both sizes in one run on the same code: the p50 of one size moves by up to 1.5×
+// between runs of one day, so a ratio against a figure from another run says little.
+import type { SearchResult, VariantResult } from './search.js';
+
+/** The issue's growth goal: p50 at ten times the chunks at most twice the p50. */
+const GOAL = { sizeTimes: 10, p50Times: 2 };
+
+export interface GrowthRow {
+  /** The variant's name at each size (the ~12 % tag may differ between corpora). */
+  names: string[];
+  /** p50 in ms at each size: API latency less the query's embedding, the last pass's. */
+  p50_ms: (number | null)[];
+  /** p50 at the largest size over p50 at the smallest. */
+  ratio: number | null;
+  /** Whether the ratio meets the goal; null unless the largest size is ten times the smallest. */
+  met: boolean | null;
+}
+
+export interface Growth {
+  chunks: number[];
+  rows: GrowthRow[];
+}
+
+/** The variants a run's figures were last measured on (after ANALYZE where the run made one). */
+const lastPass = (r: SearchResult): VariantResult[] => r.after_analyze?.variants ?? r.variants;
+
+const p50Of = (v: VariantResult | undefined): number | null => (v?.available ? (v.api_excluding_embedding_ms?.p50 ?? v.latency_ms?.api?.p50 ?? null) : null);
+
+/** The growth of each variant over `runs` (one per size, smallest first); variants pair by position. */
+export function growthOf(runs: { chunks: number; result: SearchResult }[]): Growth {
+  const sorted = [...runs].sort((a, b) => a.chunks - b.chunks);
+  const passes = sorted.map((r) => lastPass(r.result));
+  const judged = sorted.length > 1 && sorted.at(-1)!.chunks === GOAL.sizeTimes * sorted[0].chunks;
+  const rows = passes[0].map((_, i) => {
+    const p50 = passes.map((variants) => p50Of(variants[i]));
+    const [first, last] = [p50[0], p50.at(-1) ?? null];
+    const ratio = first && last !== null ? Math.round((last / first) * 100) / 100 : null;
+    return { names: passes.map((variants) => variants[i]?.name ?? '–'), p50_ms: p50, ratio, met: judged && ratio !== null ? ratio <= GOAL.p50Times : null };
+  });
+  return { chunks: sorted.map((r) => r.chunks), rows };
+}
+
+export function formatGrowth(mode: string, growth: Growth): string {
+  const sizes = growth.chunks.map((n) => n.toLocaleString('en-US'));
+  const header = ['search', ...sizes.map((s) => `p50 at ${s}`), 'ratio'];
+  const lines = growth.rows.map((row) => {
+    const name = [...new Set(row.names)].join(' / ');
+    const mark = row.met === null ? '' : row.met ? ' ✓' : ' ✗';
+    return [name, ...row.p50_ms.map((x) => (x === null ? '–' : x.toFixed(2))), row.ratio === null ? '–' : `${row.ratio.toFixed(2)}×${mark}`];
+  });
+  const widths = header.map((h, c) => Math.max(h.length, ...lines.map((l) => l[c].length)));
+  const print = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  return [
+    `search growth · ${mode} · ${sizes.join(' and ')} chunks in one run`,
+    '',
+    print(header),
+    print(widths.map((w) => '-'.repeat(w))),
+    ...lines.map(print),
+    '',
+    `p50 in ms, API less the query's embedding. ratio: at the largest size over the smallest; the goal (≤ ${GOAL.p50Times}×) is checked when the largest is ${GOAL.sizeTimes}× the smallest.`,
+  ].join('\n');
+}
