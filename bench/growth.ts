@@ -2,7 +2,8 @@
 // (`--chunks 100000,1000000`), each variant's p50 at every size, and the largest size's over the
 // smallest's. Both sizes in one run on the same code: the p50 of one size moves by up to 1.5×
 // between runs of one day, so a ratio against a figure from another run says little.
-import type { SearchResult, VariantResult } from './search.js';
+import { fmt, table } from './report.js';
+import { goalLatency, type SearchResult, type VariantResult } from './search.js';
 
 /** The issue's growth goal: p50 at ten times the chunks at most twice the p50. */
 const GOAL = { sizeTimes: 10, p50Times: 2 };
@@ -26,7 +27,8 @@ export interface Growth {
 /** The variants a run's figures were last measured on (after ANALYZE where the run made one). */
 const lastPass = (r: SearchResult): VariantResult[] => r.after_analyze?.variants ?? r.variants;
 
-const p50Of = (v: VariantResult | undefined): number | null => (v?.available ? (v.api_excluding_embedding_ms?.p50 ?? v.latency_ms?.api?.p50 ?? null) : null);
+/** The p50 the goals are checked on (goalLatency); null for a variant not measured. */
+const p50Of = (v: VariantResult | undefined): number | null => (v?.available && v.latency_ms ? goalLatency(v).p50 : null);
 
 /** The growth of each variant over `runs` (one per size, smallest first); variants pair by position. */
 export function growthOf(runs: { chunks: number; result: SearchResult }[]): Growth {
@@ -43,21 +45,15 @@ export function growthOf(runs: { chunks: number; result: SearchResult }[]): Grow
 }
 
 export function formatGrowth(mode: string, growth: Growth): string {
-  const sizes = growth.chunks.map((n) => n.toLocaleString('en-US'));
-  const header = ['search', ...sizes.map((s) => `p50 at ${s}`), 'ratio'];
-  const lines = growth.rows.map((row) => {
-    const name = [...new Set(row.names)].join(' / ');
+  const sizes = growth.chunks.map((n) => fmt(n));
+  const rows = growth.rows.map((row) => {
     const mark = row.met === null ? '' : row.met ? ' ✓' : ' ✗';
-    return [name, ...row.p50_ms.map((x) => (x === null ? '–' : x.toFixed(2))), row.ratio === null ? '–' : `${row.ratio.toFixed(2)}×${mark}`];
+    return [[...new Set(row.names)].join(' / '), ...row.p50_ms.map((x) => fmt(x, 2)), row.ratio === null ? '–' : `${fmt(row.ratio, 2)}×${mark}`];
   });
-  const widths = header.map((h, c) => Math.max(h.length, ...lines.map((l) => l[c].length)));
-  const print = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   return [
     `search growth · ${mode} · ${sizes.join(' and ')} chunks in one run`,
     '',
-    print(header),
-    print(widths.map((w) => '-'.repeat(w))),
-    ...lines.map(print),
+    table([['search', ...sizes.map((s) => `p50 at ${s}`), 'ratio'], ...rows]),
     '',
     `p50 in ms, API less the query's embedding. ratio: at the largest size over the smallest; the goal (≤ ${GOAL.p50Times}×) is checked when the largest is ${GOAL.sizeTimes}× the smallest.`,
   ].join('\n');

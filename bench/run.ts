@@ -192,19 +192,15 @@ async function main(): Promise<number> {
       run: async (modeEnv, log) => {
         const sizes = values.chunks === undefined ? [null] : [...new Set(list(values.chunks).map((c) => int('chunks', c, 1)))].sort((x, y) => x - y);
         if (sizes[0] === null) log(`--chunks not given: ${DEFAULT_CHUNKS[modeEnv.mode]} chunks in ${modeEnv.mode} mode`);
+        const options = {
+          seed: int('seed', values.seed),
+          queries: int('queries', values.queries, 1),
+          bulk: values.bulk === true,
+          cpuProfile: values['cpu-profile'] === true,
+        };
         const runs: { chunks: number; result: SearchResult }[] = [];
         for (const chunks of sizes) {
-          const result = await runSearchBench(
-            modeEnv,
-            {
-              chunks,
-              seed: int('seed', values.seed),
-              queries: int('queries', values.queries, 1),
-              bulk: values.bulk === true,
-              cpuProfile: values['cpu-profile'] === true,
-            },
-            log,
-          );
+          const result = await runSearchBench(modeEnv, { ...options, chunks }, log);
           runs.push({ chunks: result.options.chunks, result });
         }
         if (runs.length === 1) return { json: runs[0].result as unknown as Record<string, unknown>, text: formatSearch(modeEnv.mode, runs[0].result) };

@@ -1305,7 +1305,7 @@ function latency(values: number[]): Latency {
 const GOAL = { keywordP50: 15, keywordP99: 60, semanticP50: 10, semanticRecall: 0.95, filteredTimes: 3, peerTimes: 5 };
 
 /** The API latency the goals are checked on: less the query's embedding where one is made. */
-function goalLatency(r: Pick<VariantResult, 'api_excluding_embedding_ms' | 'latency_ms'>): Latency {
+export function goalLatency(r: Pick<VariantResult, 'api_excluding_embedding_ms' | 'latency_ms'>): Latency {
   return (r.api_excluding_embedding_ms ?? r.latency_ms!.api)!;
 }
 
