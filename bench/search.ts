@@ -313,7 +313,7 @@ export async function runSearchBench(modeEnv: ModeEnvironment, options: SearchOp
     for (const q of [...warmQueries, ...queries])
       bm25Queries.set(q, (await prepareBm25(db, { dataset: datasetRow, query: q, limit: PAGE_SIZE, offset: 0 })).query);
     const bm25 = rawBm25(bm25Index, bm25Queries);
-    const profiler = options.cpuProfile ? new PhaseProfiler(`search-${modeEnv.mode}`) : null;
+    const profiler = options.cpuProfile ? new PhaseProfiler(`search-${modeEnv.mode}-${chunks}`) : null;
     const ctx: MeasureContext = { service, apiKey, dataset, datasetRow, raw, bm25, bm25Index, held, vectors, embedMs, profiler, peer: peerProcess };
 
     // Autovacuum (full mode) analyzes the tables during and after the load: let it finish first.
