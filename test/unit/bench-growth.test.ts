@@ -7,16 +7,24 @@ import type { SearchResult, VariantResult } from '../../bench/search.js';
 
 const latency = (p50: number) => ({ p50, p90: p50, p99: p50, mean: p50, max: p50 });
 
-function variant(name: string, api: number, lessEmbedding: number | null = null): VariantResult {
+function variant(name: string, api: number, lessEmbedding: number | null = null, retrieval: number | null = null): VariantResult {
   return {
     name,
     search_type: 'semantic',
     filter: null,
     available: true,
-    latency_ms: { api: latency(api), retrieval: null, raw: null },
+    latency_ms: { api: latency(api), retrieval: retrieval === null ? null : latency(retrieval), raw: null },
     api_excluding_embedding_ms: lessEmbedding === null ? null : latency(lessEmbedding),
   };
 }
+
+/** The cells of the table's row for `name`. */
+const cellsOf = (text: string, name: string) =>
+  text
+    .split('\n')
+    .find((line) => line.startsWith(name))
+    ?.trim()
+    .split(/\s+/);
 
 const run = (chunks: number, variants: VariantResult[], analyzed: VariantResult[] | null = null) => ({
   chunks,
@@ -45,5 +53,23 @@ describe('search growth', () => {
     const growth = growthOf([run(20_000, [variant('bm25', 5)], [variant('bm25', 2)]), run(5_000, [variant('bm25', 1)])]);
     expect(growth.rows[0]).toMatchObject({ p50_ms: [1, 2], ratio: 2, met: null });
     expect(formatGrowth('embedded', growth)).not.toMatch(/[✓✗]/);
+  });
+
+  it("splits each p50 into retrieve()'s and the rest, both less the embedding", () => {
+    const hybrid = (api: number, lessEmbedding: number, retrieval: number, retrievalLessEmbedding: number) => ({
+      ...variant('hybrid', api, lessEmbedding, retrieval),
+      retrieval_excluding_embedding_ms: latency(retrievalLessEmbedding),
+    });
+    const growth = growthOf([
+      run(100_000, [hybrid(3.5, 3, 1.5, 1.25), variant('bm25', 1.6, null, 0.4)]),
+      run(1_000_000, [hybrid(7.5, 7, 5.5, 5), variant('bm25', 3)]),
+    ]);
+    expect(growth.rows.map((r) => r.retrieve_ms)).toEqual([
+      [1.25, 5],
+      [0.4, null],
+    ]);
+    const text = formatGrowth('full', growth);
+    expect(cellsOf(text, 'hybrid')).toEqual(['hybrid', '3.00', '7.00', '2.33×', '✗', '1.25', '5.00', '1.75', '2.00']);
+    expect(cellsOf(text, 'bm25')).toEqual(['bm25', '1.60', '3.00', '1.88×', '✓', '0.40', '–', '1.20', '–']);
   });
 });
