@@ -4,13 +4,12 @@
 // change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes;
 // a long scan by column shared with a helper thread answers the same.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createChunk, createOrganization, searchChunks } from '../../sdk/src/generated/sdk.gen.js';
+import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
 import type { DatasetRow } from '../../server/domain/datasets.js';
 import { packIds } from '../../server/search/chunkIdWords.js';
 import { pageRows } from '../../server/search/pageRows.js';
 import { selective } from '../../server/search/filters/passing.js';
-import { SPLIT, walkHelper } from '../../server/search/retrieval/bm25/walkHelpers.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
@@ -502,45 +501,6 @@ describe('calibration', () => {
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();
     expect((await semantic(dataset, query)).map((h) => h.id)).not.toContain(first.id);
-  });
-
-  it("makes a lone hybrid search's two lists one after the other when its scan is long, as it makes them at once", async () => {
-    const { dataset } = await calibrated('calibrated hybrid in turn', {
-      target: 1.01,
-      scanBytes: CHUNKS * DIMENSION - 1,
-      splitBytes: Number.POSITIVE_INFINITY,
-    });
-    expect(await service.services.bm25.ready(dataset.id)).not.toBeNull();
-    // Both indexes settled (no change for a while): the lists are made from them directly.
-    await vi.waitFor(() => {
-      expect(service.services.bm25.settled(dataset.id)).not.toBeNull();
-      expect(service.services.vectors.settledHeld(dataset.id, DIMENSION, 'cosine')).not.toBeNull();
-    }, GROWN);
-    const hybrid = async (query: string) => {
-      const { data } = await searchChunks({
-        client: service.client(),
-        headers: { 'SVC-Dataset': dataset.id, 'X-API-Version': 'V2' },
-        body: { query, search_type: 'hybrid', page_size: 20 },
-      });
-      return (data as T.SearchResponseBody).chunks.map((c) => [c.chunk.id, c.score]);
-    };
-    const helper = (await walkHelper())!;
-    const postings = SPLIT.postings;
-    try {
-      // Every walk long enough to split: only a search whose lists go one after the other splits its walk.
-      SPLIT.postings = 0;
-      for (const query of ['chunk', 'chunks of text', 'zebra chunk']) {
-        const answered = helper.answered;
-        CALIBRATION.splitBytes = Number.POSITIVE_INFINITY;
-        const atOnce = await hybrid(query);
-        expect(helper.answered).toBe(answered);
-        CALIBRATION.splitBytes = 0;
-        expect(await hybrid(query)).toEqual(atOnce);
-        expect(helper.answered).toBe(answered + 1);
-      }
-    } finally {
-      SPLIT.postings = postings;
-    }
   });
 });
 

@@ -18,7 +18,7 @@ import { datasetConfig } from '../../domain/datasetConfig.js';
 import { FilterReads } from '../filters/passing.js';
 import { bm25Top, confirms, heldTagFilter, prepareBm25, settledTop } from './bm25/index.js';
 import { fulltextTop } from './fulltext.js';
-import { nearest, type SemanticQuery, semanticQuery, settledNearest, settledScanIsLong, vectorsSettled } from './semantic.js';
+import { nearest, type SemanticQuery, semanticQuery, settledNearest, vectorsSettled } from './semantic.js';
 
 export const RRF_K = 60;
 const MIN_WINDOW = 100;
@@ -59,9 +59,8 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const reads = new FilterReads(request.filter, request.conditions);
   // Neither list's hits are the page's: no rows read ahead for them. Each list takes a core while
   // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
-  // worker): neither offers its work to a helper thread, which would take a core from the other
-  // list (bench/README.md, at d7971ff). Settled lists long enough to share are made one after the
-  // other instead (oneAfterOther).
+  // worker): neither offers its work to a helper thread. At 1M BM25's walk of 100 is the longer,
+  // and a helper claiming pieces of the scan only slowed it (bench/README.md, at d7971ff).
   const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
   // Embedded once, whichever way the lists are made.
   const querying = semanticQuery(services, each);
@@ -108,10 +107,12 @@ async function fusedSettled(
   weights: FusionWeights,
 ): Promise<Hit[] | null> {
   const query = await querying;
-  const [bm25, semantic, semanticHits] =
-    !request.oneThread && settledScanIsLong(services, query, each)
-      ? await oneAfterOther(services, request, each, query, window)
-      : await atOnce(services, request, each, query, window);
+  const keyword = settledTop(services, each, window);
+  const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));
+  // Awaited below; not left unhandled should the other fail first.
+  keyword.catch(() => undefined);
+  semantic?.hits.catch(() => undefined);
+  const [bm25, semanticHits] = await Promise.all([keyword, semantic?.hits]);
   if (!bm25 || !semantic || !semanticHits || semantic.version !== bm25.statistics.version) return null;
   const hits = fuse(semanticHits, bm25.hits, weights, request.scoreThreshold);
   const page = hits.slice(request.offset, request.offset + request.limit);
@@ -120,33 +121,6 @@ async function fusedSettled(
     request.query,
   );
   return confirms(check, bm25.statistics) ? hits : null;
-}
-
-type SettledLists = [Awaited<ReturnType<typeof settledTop>>, ReturnType<typeof settledNearest>, Hit[] | null | undefined];
-
-/** Both settled lists made at once, each on one thread: BM25's walk on this one, the scan or the graph's walk on the vectors' worker. */
-async function atOnce(services: Services, request: RetrievalRequest, each: RetrievalRequest, query: SemanticQuery, window: number): Promise<SettledLists> {
-  const keyword = settledTop(services, each, window);
-  const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));
-  // Awaited below; not left unhandled should the other fail first.
-  keyword.catch(() => undefined);
-  semantic?.hits.catch(() => undefined);
-  const [bm25, semanticHits] = await Promise.all([keyword, semantic?.hits]);
-  return [bm25, semantic, semanticHits];
-}
-
-/**
- * Both settled lists made one after the other, each free to share its work with helper threads:
- * for a search alone on a set whose scan is long (at a million chunks, milliseconds of a core for
- * each list), both cores on each list in turn end sooner than one core on each at once, and no
- * helper competes with the other list for a core.
- */
-async function oneAfterOther(services: Services, request: RetrievalRequest, each: RetrievalRequest, query: SemanticQuery, window: number): Promise<SettledLists> {
-  const shared = { ...each, oneThread: false };
-  const bm25 = await settledTop(services, shared, window);
-  if (!bm25) return [null, null, null];
-  const semantic = settledNearest(services, query, shared, window, Promise.resolve(request.vector ? [] : bm25.hits));
-  return [bm25, semantic, await semantic?.hits];
 }
 
 export async function hybridSearch(

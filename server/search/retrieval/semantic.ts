@@ -265,11 +265,6 @@ function settledVectors(services: Services, request: RetrievalRequest): HeldVect
   return services.vectors.settledHeld(request.dataset.id, config.EMBEDDING_SIZE, config.DISTANCE_METRIC);
 }
 
-/** Whether the dataset's settled vectors would answer `query` by a scan long enough to share with helper threads. */
-export function settledScanIsLong(services: Services, query: SemanticQuery, request: RetrievalRequest): boolean {
-  return settledVectors(services, request)?.scanIsLong(query.values) ?? false;
-}
-
 /** Whether settledNearest can answer the request now. */
 export function vectorsSettled(services: Services, request: RetrievalRequest): boolean {
   return !narrowed(request) && settledVectors(services, request) !== null;

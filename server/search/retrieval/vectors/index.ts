@@ -179,16 +179,6 @@ export class HeldVectors implements Mirror {
     return { graphed, growing };
   }
 
-  /**
-   * Whether a scan for `query` would read enough codes to be shared with helper threads (a scan by
-   * column of at least CALIBRATION.splitBytes), should the graph not answer it.
-   */
-  scanIsLong(query: Float32Array): boolean {
-    let nonzero = 0;
-    for (const x of query) if (x !== 0) nonzero++;
-    return 2 * nonzero <= this.dimension && nonzero * this.slots >= CALIBRATION.splitBytes;
-  }
-
   /** Scans by column that helper threads joined. */
   async sharedScans(): Promise<number> {
     return (await this.worker.stats(this.handle)).sharedScans;
