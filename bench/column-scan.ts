@@ -13,8 +13,8 @@ const nonzero = Number(process.argv[3] ?? 24);
 const D = 384;
 /** The worker's int8 steps of a unit vector's components (vectors/worker.js). */
 const CODE_SCALE = 127;
-/** Rows of a block, as the worker holds them. */
-const ROWS = 16_384;
+/** Rows of a block, as the worker holds them (BLOCK in vectors/worker.js). */
+const ROWS = 65_536;
 const TOP = 100;
 const QUERIES = 200;
 
