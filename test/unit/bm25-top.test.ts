@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetIndex } from '../../server/search/retrieval/bm25/memory.js';
 import type { Ranked } from '../../server/search/retrieval/bm25/topK.js';
-import { lengthClass } from '../../server/search/retrieval/bm25/postingList.js';
+import { lengthClass, shortestOfClass } from '../../server/search/retrieval/bm25/postingList.js';
 import { roundsRanking } from '../../server/search/retrieval/bm25/memorySearch.js';
 import { SPLIT, walkHelper } from '../../server/search/retrieval/bm25/walkHelpers.js';
 import { sharedArray } from '../../server/search/sharedArrays.js';
@@ -186,6 +186,8 @@ describe('the in-memory BM25 top k', () => {
     for (let length = 0; length <= 100_000; length++) {
       const c = lengthClass(length);
       expect(c >= before && c <= 255, `length ${length}`).toBe(true);
+      // A class's bound on length is no longer than any length in it.
+      expect(shortestOfClass(c), `length ${length}`).toBeLessThanOrEqual(length);
       before = c;
     }
     expect(lengthClass(127)).toBe(127);

@@ -36,6 +36,11 @@ export function lengthClass(length: number): number {
   return Math.min(255, 128 + Math.floor((Math.log2(length) - 7) * 16));
 }
 
+/** A length no longer than any of class `c` (its shortest, or a little shorter: room for rounding in lengthClass). */
+export function shortestOfClass(c: number): number {
+  return c < EXACT_CLASSES ? c : Math.floor(2 ** (7 + (c - EXACT_CLASSES) / 16)) - 1;
+}
+
 /** A list's arrays and bounds, as handed to a helper thread (the arrays shared, not copied): PostingList.from. */
 export interface PostingListState {
   ordinals: Int32Array;
@@ -138,6 +143,16 @@ export class PostingList {
     }
     const at = (cursor.at = this.seek(cursor.at, ordinal));
     return at < this.size && this.ordinals[at] === ordinal ? this.tfs[at] : 0;
+  }
+
+  /** The frequencies by ordinal (0: not held; DENSE_CAP: that or more), when the list keeps them; else null. */
+  get byOrdinal(): Uint8Array | null {
+    return this.dense;
+  }
+
+  /** The highest frequency among the postings (dead ones too). */
+  get highestTf(): number {
+    return this.maxTf;
   }
 
   /** At least the impact of any posting. */

@@ -4,9 +4,12 @@
 // score so far (the floor) cannot bring a chunk onto the page on their own, so only the others
 // ("essential") are walked, and the rest looked into for the chunks those bring, while the chunk can
 // still reach the floor. Once one list is left to walk, its postings whose frequency and length
-// class (postingList.ts) cannot reach the floor are passed over without reading the chunk.
-import { type Bm25Parameters, MAX_LENGTH, longestReaching } from './bounds.js';
-import { EXACT_CLASSES, type PostingList, TRACKED_TF, lengthClass } from './postingList.js';
+// class (postingList.ts) cannot reach the floor are passed over without reading the chunk; when the
+// list looked into next keeps its frequencies by ordinal, the two frequencies and the chunk's class
+// pass over most of the rest before a score is computed (at a million chunks, most of a walk of 100
+// went to looking up chunks that could not reach the floor).
+import { type Bm25Parameters, MAX_LENGTH, impact, longestReaching } from './bounds.js';
+import { EXACT_CLASSES, type PostingList, TRACKED_TF, lengthClass, shortestOfClass } from './postingList.js';
 import { ID_WORDS, idAfter } from '../../chunkIdWords.js';
 
 /** A chunk by ordinal, and its score. */
@@ -40,6 +43,8 @@ interface Cursor {
 /** Relative room for rounding when a bound is compared with a score (a bound and a sum are added in different orders). */
 const ROUNDING = 1e-9;
 const NONE = 0x7fffffff;
+/** A class bound not found yet. */
+const UNKNOWN = 0x7fff;
 
 /** Chunk ordinals from `from` up to `to` (not included). */
 export interface OrdinalRange {
@@ -139,12 +144,46 @@ export function topK({ lists, weights, chunks, parameters, k, least }: Walk, ran
       }
     };
     setHighestClasses();
+    // The list looked into first, when it keeps its frequencies by ordinal: per frequency of the
+    // walked term and of that one (0, 1, 2, or more: its highest), the highest class that may still
+    // reach the floor, for the chunk's own length. Each is found when first asked for, and asked
+    // again once the floor rose by a fiftieth (a lower floor's classes only let more through).
+    const next = essential > 0 ? cursors[essential - 1] : null;
+    const nextTfs = next?.list.byOrdinal ?? null;
+    const pairClass = new Int16Array((TRACKED_TF + 1) << 2).fill(UNKNOWN);
+    // The last class found for each: as the floor only rises, the next is no higher.
+    const pairCeiling = new Int16Array((TRACKED_TF + 1) << 2).fill(255);
+    let pairsFor = floor;
+    const pairLimit = (tf: number, bucket: number): number => {
+      const slot = (tf << 2) | bucket;
+      const nextTf = bucket < 3 ? bucket : (next as Cursor).list.highestTf;
+      const others = essential > 1 ? upTo[essential - 2] : 0;
+      let low = -1;
+      let high = Math.min(pairCeiling[slot], highestClass[tf]);
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        const length = shortestOfClass(mid);
+        // A term the chunk does not hold adds nothing (impact's formula gives 0/0 with k1 = 0).
+        const nextPart = nextTf > 0 ? (next as Cursor).weight * impact(nextTf, length, parameters) : 0;
+        if (reaches(e.weight * impact(tf, length, parameters) + nextPart + others)) low = mid;
+        else high = mid - 1;
+      }
+      pairCeiling[slot] = low;
+      pairClass[slot] = low;
+      return low;
+    };
     // The position in a local, not the cursor: this loop is the walk's hottest, and the walk ends with it.
     for (let at = e.at, end = e.end; at < end; at++) {
       const tf = tfs[at];
       const chunkClass = classes[at];
       if (tf <= TRACKED_TF && chunkClass > highestClass[tf]) continue;
       const d = ordinals[at];
+      if (nextTfs !== null && tf <= TRACKED_TF) {
+        const nextTf = d < nextTfs.length ? nextTfs[d] : 0;
+        const bucket = nextTf < 3 ? nextTf : 3;
+        const limit = pairClass[(tf << 2) | bucket];
+        if (chunkClass > (limit === UNKNOWN ? pairLimit(tf, bucket) : limit)) continue;
+      }
       if (skipped[d] !== 0) continue;
       const norm = k1 * (1 - b + (b * (chunkClass < EXACT_CLASSES ? chunkClass : lengths[d])) / averageLength);
       const part = (e.weight * tf * (k1 + 1)) / (tf + norm);
@@ -153,7 +192,13 @@ export function topK({ lists, weights, chunks, parameters, k, least }: Walk, ran
       const before = floor;
       complete(d, part, norm);
       if (walked > essential) return;
-      if (floor !== before) setHighestClasses();
+      if (floor !== before) {
+        setHighestClasses();
+        if (nextTfs && floor - pairsFor > Math.abs(pairsFor) * 0.02) {
+          pairsFor = floor;
+          pairClass.fill(UNKNOWN);
+        }
+      }
     }
   }
 
