@@ -1,5 +1,5 @@
 // The held vectors' int8 codes by column (codes.wat's SIMD sums): a scan's candidates are the
-// top inner products a plain loop over the same codes finds, across blocks, for queries with an
+// top inner products a plain loop over the same codes finds, across blocks and steps within one, for queries with an
 // odd or even count of nonzero components of either sign, leaving cleared slots out, alone or
 // with a helper thread claiming pieces, and a set made in memory another set gave back starts from
 // zeros; the best of a scan, ties ordered by slot, are the same however it was offered them.
@@ -114,6 +114,28 @@ describe('ColumnCodes', () => {
       for (let i = 0; i < 20; i++) expectTop(columns.best(q, 10, SLOTS, false), scores, held, 10);
       expect(scanHelpers(1)[0].answered).toBe(answered);
       expect(columns.shared).toBe(0);
+    } finally {
+      columns.release();
+    }
+  });
+
+  it('finds the largest inner products in blocks summed in several steps, a step cut short at the end', () => {
+    // The worker's block size: each block's rows are summed some thousands at a time.
+    const rows = 65_536;
+    const slots = rows + 5_000 + 7;
+    const columns = new ColumnCodes(DIMENSION, rows);
+    const codes = codesOf(slots);
+    for (let s = 0; s < slots; s++) columns.write(s, codes, s * DIMENSION);
+    const held = Array.from({ length: slots }, (_, s) => s % 97 !== 3);
+    held.forEach((kept, s) => {
+      if (!kept) columns.clear(s);
+    });
+    try {
+      for (const nonzero of [1, 7, DIMENSION]) {
+        const q = query(nonzero);
+        const scores = products(codes, q, slots);
+        for (const n of [10, 100]) expectTop(columns.best(q, n, slots), scores, held, n);
+      }
     } finally {
       columns.release();
     }

@@ -15,6 +15,13 @@ import { NOT_JOINED, scanHelpers, scanPieces } from './helpers.js';
  */
 const PAD = 64;
 
+/**
+ * Rows the SIMD loop sums in one call, a multiple of 16. Until the best n are found, every row
+ * comes back: in steps, the threshold rises after the first few thousand rows instead of after a
+ * whole block's 65,536 (which at 100,000 vectors doubled a scan).
+ */
+const STEP_ROWS = 4096;
+
 /** Codes a piece of a shared scan reads: some 0.1 ms of one core here. */
 const PIECE_BYTES = 2 ** 20;
 
@@ -49,21 +56,23 @@ function scanRange({ blocks, stride, rows, dimension }, query, from, to, top, sc
     words[(weights >> 2) + p] = (query[nonzero[2 * p]] & 0xffff) | ((second ? query[nonzero[2 * p + 1]] : 0) << 16);
   }
   for (let b = Math.floor(from / rows); b * rows < to; b++) {
-    const first = Math.max(from - b * rows, 0);
-    const used = Math.min(to - b * rows, rows) - first;
-    for (let p = 0; p < pairs; p++) {
-      const a = nonzero[2 * p];
-      const c = 2 * p + 1 < nonzero.length ? nonzero[2 * p + 1] : a;
-      words[(cols >> 2) + 2 * p] = blocks[b] + a * stride + first;
-      words[(cols >> 2) + 2 * p + 1] = blocks[b] + c * stride + first;
-    }
-    // Only rows that would beat the lowest of the best so far come back.
-    const count = above(cols, weights, pairs, Math.ceil(used / 16) * 16, top.threshold(), list, group);
-    const held = blocks[b] + dimension * stride + first;
-    for (let i = 0; i < 2 * count; i += 2) {
-      const row = words[(list >> 2) + i];
-      const score = words[(list >> 2) + i + 1];
-      if (row < used && bytes[held + row] === 1 && top.takes(score, b * rows + first + row)) top.offer(b * rows + first + row, score);
+    const end = Math.min(to - b * rows, rows);
+    for (let first = Math.max(from - b * rows, 0); first < end; first += STEP_ROWS) {
+      const used = Math.min(end - first, STEP_ROWS);
+      for (let p = 0; p < pairs; p++) {
+        const a = nonzero[2 * p];
+        const c = 2 * p + 1 < nonzero.length ? nonzero[2 * p + 1] : a;
+        words[(cols >> 2) + 2 * p] = blocks[b] + a * stride + first;
+        words[(cols >> 2) + 2 * p + 1] = blocks[b] + c * stride + first;
+      }
+      // Only rows that would beat the lowest of the best so far come back.
+      const count = above(cols, weights, pairs, Math.ceil(used / 16) * 16, top.threshold(), list, group);
+      const held = blocks[b] + dimension * stride + first;
+      for (let i = 0; i < 2 * count; i += 2) {
+        const row = words[(list >> 2) + i];
+        const score = words[(list >> 2) + i + 1];
+        if (row < used && bytes[held + row] === 1 && top.takes(score, b * rows + first + row)) top.offer(b * rows + first + row, score);
+      }
     }
   }
 }
