@@ -1,15 +1,13 @@
 // BM25's walk of the held postings (search/retrieval/bm25/topK.ts) alone, in this process: the
-// search suite's corpus and queries, the postings made by a close copy of PostgreSQL's English
-// analysis (text/englishTerms.ts, applied word by word), and the top 10 and top 100 of each query
-// on one thread, as bm25 and hybrid search ask for them. Every page is checked against scoring
-// every posting. The service is not involved; it tells a change to the walk from the noise of a
-// whole request.
+// search suite's corpus and queries in the service's in-memory index (memory.ts), its terms made by
+// a close copy of PostgreSQL's English analysis (text/englishTerms.ts, applied word by word), and
+// the top 10 and top 100 of each query on one thread, as bm25 and hybrid search ask for them.
+// Pages are checked against the index's scoring of every posting. The service is not involved; it
+// tells a change to the walk from the noise of a whole request.
 //
 //   npx tsx bench/bm25-walk.ts [chunks=1000000] [rounds=3]
-import { ID_WORDS, writeIdWords } from '../server/search/chunkIdWords.js';
 import { innerText } from '../server/domain/chunks/content.js';
-import { PostingList } from '../server/search/retrieval/bm25/postingList.js';
-import { BestK, type Ranked, topK } from '../server/search/retrieval/bm25/topK.js';
+import { DatasetIndex } from '../server/search/retrieval/bm25/memory.js';
 import { idf } from '../server/search/retrieval/termWeights.js';
 import { englishTerms } from '../server/text/englishTerms.js';
 import { generateCorpus } from './corpus.js';
@@ -23,9 +21,8 @@ const started = performance.now();
 const corpus = generateCorpus({ count: chunks, seed: 42 });
 const queries = queriesFrom(corpus, QUERIES, 42 + 1000);
 
-// Postings by term, in ordinal order; each chunk's length in terms.
-const lengths = new Int32Array(chunks);
-const building = new Map<string, { ordinals: number[]; tfs: number[] }>();
+// The service's in-memory index, each chunk added as the service adds one.
+const index = new DatasetIndex();
 const stems = new Map<string, string | null>();
 const termOf = (word: string): string | null => {
   let term = stems.get(word);
@@ -41,51 +38,22 @@ corpus.forEach((chunk, ordinal) => {
     const term = termOf(word.toLowerCase());
     if (term) counts.set(term, (counts.get(term) ?? 0) + 1);
   }
-  for (const [term, tf] of counts) {
-    let list = building.get(term);
-    if (!list) building.set(term, (list = { ordinals: [], tfs: [] }));
-    list.ordinals.push(ordinal);
-    list.tfs.push(tf);
-    lengths[ordinal] += tf;
-  }
+  const tfs = [...counts.values()];
+  const id = `00000000-0000-4000-8000-${ordinal.toString(16).padStart(12, '0')}`;
+  index.add({ id, length: tfs.reduce((a, b) => a + b, 0), terms: [...counts.keys()], tfs, tags: [] });
 });
 corpus.length = 0;
-const lists = new Map<string, PostingList>();
-for (const [term, { ordinals, tfs }] of building) lists.set(term, PostingList.over(Int32Array.from(ordinals), Uint16Array.from(tfs), lengths));
-building.clear();
-
-const idWords = new Int32Array(chunks * ID_WORDS);
-for (let i = 0; i < chunks; i++) writeIdWords(`00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`, idWords, i * ID_WORDS);
-const table = { idWords, skipped: new Uint8Array(chunks), lengths };
-const averageLength = lengths.reduce((a, b) => a + b, 0) / chunks;
-const parameters = { k1: 1.2, b: 0.75, averageLength };
-console.log(
-  `${chunks} chunks, ${lists.size} terms, average length ${averageLength.toFixed(1)}: built in ${((performance.now() - started) / 1000).toFixed(0)} s`,
-);
+const parameters = { k1: 1.2, b: 0.75, averageLength: index.lengthSum / index.chunks };
+console.log(`${chunks} chunks, average length ${parameters.averageLength.toFixed(1)}: built in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 const walks = queries.map((query) => {
   const terms = englishTerms(query) ?? [];
-  const held = terms.map((t) => lists.get(t) ?? null);
-  return { lists: held, weights: held.map((l) => idf(chunks, l?.size ?? 0)), chunks: table, parameters, least: 0 };
+  return { terms, weights: terms.map((t) => idf(chunks, index.holding(t))) };
 });
-
+/** The walk's page (topK.ts, on this thread). */
+const top = (i: number, k: number, least = 0) => index.top(walks[i].terms, walks[i].weights, parameters, k, least);
 /** Every posting scored: the page the walk must give. */
-function exhaustive(walk: (typeof walks)[number], k: number): Ranked[] {
-  const scores = new Float64Array(chunks);
-  walk.lists.forEach((list, t) => {
-    if (!list) return;
-    for (let j = 0; j < list.size; j++) {
-      const d = list.ordinals[j];
-      const norm = parameters.k1 * (1 - parameters.b + (parameters.b * lengths[d]) / averageLength);
-      scores[d] += (walk.weights[t] * list.tfs[j] * (parameters.k1 + 1)) / (list.tfs[j] + norm);
-    }
-  });
-  const best = new BestK(k, idWords);
-  scores.forEach((score, d) => {
-    if (score > 0) best.offer(d, score);
-  });
-  return best.ranked();
-}
+const exhaustive = (i: number, k: number) => index.best(index.match(walks[i].terms, walks[i].weights, parameters), k, 0);
 
 /** p50, p90 and p99 in ms of the walks, one after another. */
 function timed(walk: (i: number) => void): string {
@@ -101,17 +69,17 @@ function timed(walk: (i: number) => void): string {
 
 for (const k of [10, 100]) {
   let wrong = 0;
-  for (const walk of walks.slice(0, 20)) {
-    const [got, want] = [topK({ ...walk, k }), exhaustive(walk, k)];
-    if (got.length !== want.length || got.some((r, i) => r.ordinal !== want[i].ordinal || r.score !== want[i].score)) wrong++;
+  for (let i = 0; i < 20; i++) {
+    const [got, want] = [top(i, k), exhaustive(i, k)];
+    if (got.length !== want.length || got.some((r, j) => r.ordinal !== want[j].ordinal || r.score !== want[j].score)) wrong++;
   }
   // The walk again from the page's own floor (the k-th score, less a hair): what no floor known
   // earlier could save.
-  const floors = walks.map((walk) => exhaustive(walk, k)[k - 1]?.score * (1 - 1e-12) || 0);
+  const floors = walks.map((_, i) => exhaustive(i, k)[k - 1]?.score * (1 - 1e-12) || 0);
   // Round 0 warms the compiled code.
   for (let round = 0; round <= rounds; round++) {
-    const walked = timed((i) => topK({ ...walks[i], k }));
-    const fromFloor = timed((i) => topK({ ...walks[i], k, least: floors[i] }));
+    const walked = timed((i) => top(i, k));
+    const fromFloor = timed((i) => top(i, k, floors[i]));
     if (round > 0)
       console.log(`top ${k}, round ${round}: ${walked}; from the page's floor ${fromFloor}; ${wrong} of 20 pages differ from scoring every posting`);
   }
