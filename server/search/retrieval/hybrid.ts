@@ -59,8 +59,8 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const reads = new FilterReads(request.filter, request.conditions);
   // Neither list's hits are the page's: no rows read ahead for them. Each list takes a core while
   // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
-  // worker): neither offers its work to a helper thread. At 1M BM25's walk of 100 is the longer,
-  // and a helper claiming pieces of the scan only slowed it (bench/README.md, at d7971ff).
+  // worker): neither offers its work to a helper thread, which would take a core from the other
+  // list (bench/README.md, at d7971ff and a5719a5).
   const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
   // Embedded once, whichever way the lists are made.
   const querying = semanticQuery(services, each);
