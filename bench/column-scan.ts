@@ -1,9 +1,10 @@
 // The held vectors' scan by column (search/retrieval/vectors/columns.js) alone, in this process: how
-// long it takes to find the top 100 of N unit vectors for queries with few nonzero components: 200
-// queries in turn (each reads its columns from memory), then one query again and again (its columns
-// stay in cache where they fit: at 100,000 vectors, some 2.4 MB). The gap says whether the scan
-// waits on memory or on arithmetic. The vectors are random (Gaussian) directions, coded as the
-// vectors' worker codes them; the service is not involved.
+// long it takes to find the top 100 and 200 of N unit vectors (semantic search's candidates, and
+// hybrid's once blocks are sealed) for queries with few nonzero components: 200 queries in turn
+// (each reads its columns from memory), then one query again and again (its columns stay in cache
+// where they fit: at 100,000 vectors, some 2 MB). The gap says whether the scan waits on memory or
+// on arithmetic. The vectors are random (Gaussian) directions, coded as the vectors' worker codes
+// them, in its blocks (all but the last sealed into 4-bit codes); the service is not involved.
 //
 //   npx tsx bench/column-scan.ts [chunks=1000000] [nonzero=24]
 import { ColumnCodes } from '../server/search/retrieval/vectors/columns.js';
@@ -15,7 +16,6 @@ const D = 384;
 const CODE_SCALE = 127;
 /** Rows of a block, as the worker holds them (BLOCK in vectors/worker.js). */
 const ROWS = 65_536;
-const TOP = 100;
 const QUERIES = 200;
 
 let seed = 1;
@@ -39,24 +39,26 @@ const queries = Array.from({ length: QUERIES }, () => codesOf(Array.from({ lengt
 /** Mean nonzero components of the queries. */
 const componentsOf = (order: Int8Array[]) => order.reduce((sum, q) => sum + q.filter((x) => x !== 0).length, 0) / order.length;
 
-/** p50 in ms of scanning for `order`'s queries, one after another. */
-function p50(order: Int8Array[]): number {
+/** p50 in ms of scanning for `order`'s queries, one after another, for the best `top`. */
+function p50(order: Int8Array[], top: number): number {
   const times = order.map((query) => {
     const started = performance.now();
-    columns.best(query, TOP, chunks, false);
+    columns.best(query, top, chunks, false);
     return performance.now() - started;
   });
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
 }
 
-for (const [name, order] of [
-  ['200 queries in turn', queries],
-  ['one query again', queries.map(() => queries[0])],
-] as const) {
-  p50(order); // warm-up: compiled code, and for the cached case its columns
-  const ms = p50(order);
-  const components = componentsOf(order);
-  console.log(
-    `${chunks} vectors, ${name} (${components.toFixed(1)} nonzero components): p50 ${ms.toFixed(3)} ms, ${((ms * 1e6) / chunks / components).toFixed(3)} ns per row and column`,
-  );
+for (const top of [100, 200]) {
+  for (const [name, order] of [
+    ['200 queries in turn', queries],
+    ['one query again', queries.map(() => queries[0])],
+  ] as const) {
+    p50(order, top); // warm-up: compiled code, and for the cached case its columns
+    const ms = p50(order, top);
+    const components = componentsOf(order);
+    console.log(
+      `${chunks} vectors (${columns.estimates ? 'sealed blocks' : 'one open block'}), top ${top}, ${name} (${components.toFixed(1)} nonzero components): p50 ${ms.toFixed(3)} ms, ${((ms * 1e6) / chunks / components).toFixed(3)} ns per row and column`,
+    );
+  }
 }

@@ -1,8 +1,11 @@
-// The held vectors' int8 codes by column (codes.wat's SIMD sums): a scan's candidates are the
-// top inner products a plain loop over the same codes finds, across blocks and steps within one, for queries with an
-// odd or even count of nonzero components of either sign, leaving cleared slots out, alone or
-// with a helper thread claiming pieces, and a set made in memory another set gave back starts from
-// zeros; the best of a scan, ties ordered by slot, are the same however it was offered them.
+// The held vectors' codes by column (codes.wat's SIMD sums). In the open block (the last, being
+// written), a scan's candidates are the top inner products a plain loop over the same int8 codes
+// finds, across steps within the block, for queries with an odd or even count of nonzero components
+// of either sign, leaving cleared slots out, alone or with a helper thread claiming pieces. A full
+// block is sealed into 4-bit codes, whose sums estimate the int8 ones: its candidates hold the true
+// best, its cleared slots are left out, and a scan shared with a helper finds the same slots as one
+// alone. A set made in memory another set gave back starts from zeros; the best of a scan, ties
+// ordered by slot, are the same however it was offered them.
 import { describe, expect, it } from 'vitest';
 import { Best } from '../../server/search/retrieval/vectors/best.js';
 import { ColumnCodes } from '../../server/search/retrieval/vectors/columns.js';
@@ -41,19 +44,38 @@ function expectTop(found: Int32Array, scores: number[], held: boolean[], n: numb
   expect(Array.from(found, (slot) => scores[slot]).sort((a, b) => b - a)).toEqual(expected.map((e) => e.score));
 }
 
-describe('ColumnCodes', () => {
-  const SLOTS = 3 * ROWS + 21;
+/** Columns of `slots` slots of `codes`, in blocks of `rows` (all but the last sealed, when full). */
+function columnsOf(codes: Int8Array, slots: number, rows: number, sharing = {}): ColumnCodes {
+  const columns = new ColumnCodes(DIMENSION, rows, sharing);
+  for (let s = 0; s < slots; s++) columns.write(s, codes, s * DIMENSION);
+  return columns;
+}
+
+/** How many of the `k` held slots with the largest `scores` are among `found`. */
+function foundOfBest(found: Int32Array, scores: number[], held: boolean[], k: number): number {
+  const best = scores
+    .map((score, slot) => ({ score, slot }))
+    .filter(({ slot }) => held[slot])
+    .sort((a, b) => b.score - a.score)
+    .slice(0, k);
+  const set = new Set(found);
+  return best.filter(({ slot }) => set.has(slot)).length;
+}
+
+describe('ColumnCodes, the open block', () => {
+  // One block, never full: its codes stay int8.
+  const SLOTS = ROWS - 11;
 
   it.each([
     ['alone', {}],
     ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
-  ])('finds the largest inner products across blocks, for any count and sign of nonzero components, %s', (_, sharing) => {
+  ])('finds the largest inner products, for any count and sign of nonzero components, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
-    const columns = new ColumnCodes(DIMENSION, ROWS, sharing);
-    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const columns = columnsOf(codes, SLOTS, ROWS, sharing);
     const held = new Array<boolean>(SLOTS).fill(true);
     const answered = scanHelpers(1)[0].answered;
     try {
+      expect(columns.estimates).toBe(false);
       for (const nonzero of [1, 2, 5, 8, 20, DIMENSION]) {
         const q = query(nonzero);
         const scores = products(codes, q, SLOTS);
@@ -72,8 +94,7 @@ describe('ColumnCodes', () => {
     ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
   ])('leaves cleared slots out, and scans only the slots asked for, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
-    const columns = new ColumnCodes(DIMENSION, ROWS, sharing);
-    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const columns = columnsOf(codes, SLOTS, ROWS, sharing);
     const held = new Array<boolean>(SLOTS).fill(true);
     try {
       const q = query(6);
@@ -94,9 +115,9 @@ describe('ColumnCodes', () => {
       }
       expect(best[19].score).toBeGreaterThan(0);
       expectTop(columns.best(q, 10, SLOTS), scores, held, 10);
-      // Fewer slots asked for (a block only partly written): none beyond them is a candidate.
-      for (const slot of columns.best(q, SLOTS, ROWS + 3)) expect(slot).toBeLessThan(ROWS + 3);
-      expect(columns.best(q, SLOTS, ROWS + 3)).toHaveLength(ROWS + 3);
+      // Fewer slots asked for: none beyond them is a candidate.
+      for (const slot of columns.best(q, SLOTS, 19)) expect(slot).toBeLessThan(19);
+      expect(columns.best(q, SLOTS, 19)).toHaveLength(19);
     } finally {
       columns.release();
     }
@@ -104,8 +125,7 @@ describe('ColumnCodes', () => {
 
   it('keeps a scan to this thread when it is not to be shared, with the same answers', () => {
     const codes = codesOf(SLOTS);
-    const columns = new ColumnCodes(DIMENSION, ROWS, { threads: 2, splitBytes: 0 });
-    for (let s = 0; s < SLOTS; s++) columns.write(s, codes, s * DIMENSION);
+    const columns = columnsOf(codes, SLOTS, ROWS, { threads: 2, splitBytes: 0 });
     const held = new Array<boolean>(SLOTS).fill(true);
     const answered = scanHelpers(1)[0].answered;
     try {
@@ -119,13 +139,12 @@ describe('ColumnCodes', () => {
     }
   });
 
-  it('finds the largest inner products in blocks summed in several steps, a step cut short at the end', () => {
-    // The worker's block size: each block's rows are summed some thousands at a time.
+  it('finds the largest inner products in a block summed in several steps, a step cut short at the end', () => {
+    // The worker's block size: a block's rows are summed some thousands at a time.
     const rows = 65_536;
-    const slots = rows + 5_000 + 7;
-    const columns = new ColumnCodes(DIMENSION, rows);
+    const slots = rows - 5_000 + 7;
     const codes = codesOf(slots);
-    for (let s = 0; s < slots; s++) columns.write(s, codes, s * DIMENSION);
+    const columns = columnsOf(codes, slots, rows);
     const held = Array.from({ length: slots }, (_, s) => s % 97 !== 3);
     held.forEach((kept, s) => {
       if (!kept) columns.clear(s);
@@ -140,15 +159,70 @@ describe('ColumnCodes', () => {
       columns.release();
     }
   });
+});
+
+describe('ColumnCodes, sealed blocks', () => {
+  // Three full blocks, sealed, and an open one.
+  const SLOTS = 3 * ROWS + 21;
+
+  it.each([
+    ['alone', {}],
+    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
+  ])('estimates the inner products of full blocks closely enough that twice the candidates hold the best, %s', (_, sharing) => {
+    const codes = codesOf(SLOTS);
+    const columns = columnsOf(codes, SLOTS, ROWS, sharing);
+    const held = new Array<boolean>(SLOTS).fill(true);
+    try {
+      expect(columns.estimates).toBe(true);
+      let found = 0;
+      let asked = 0;
+      for (let i = 0; i < 30; i++) {
+        const q = query([1, 2, 5, 8, 20, DIMENSION][i % 6]);
+        const scores = products(codes, q, SLOTS);
+        // The best of all is always among the best 10 estimated.
+        expect(foundOfBest(columns.best(q, 10, SLOTS), scores, held, 1)).toBe(1);
+        found += foundOfBest(columns.best(q, 20, SLOTS), scores, held, 10);
+        asked += 10;
+        // Asked for every slot, every held one comes back, once.
+        const all = columns.best(q, SLOTS + 5, SLOTS);
+        expect(new Set(all).size).toBe(SLOTS);
+      }
+      expect(found / asked).toBeGreaterThanOrEqual(0.97);
+    } finally {
+      columns.release();
+    }
+  });
+
+  it('leaves cleared slots of a sealed block out, and scores a sealed slot written again by its new codes', () => {
+    const codes = codesOf(SLOTS);
+    const columns = columnsOf(codes, SLOTS, ROWS);
+    const held = new Array<boolean>(SLOTS).fill(true);
+    try {
+      const q = query(6);
+      const scores = products(codes, q, SLOTS);
+      const best = scores.map((score, slot) => ({ score, slot })).sort((a, b) => b.score - a.score);
+      const sealedBest = best.filter(({ slot }) => slot < 3 * ROWS).slice(0, 10);
+      for (const { slot } of sealedBest) {
+        columns.clear(slot);
+        held[slot] = false;
+      }
+      for (const slot of columns.best(q, SLOTS, SLOTS)) expect(held[slot]).toBe(true);
+      expect(columns.best(q, SLOTS, SLOTS)).toHaveLength(SLOTS - 10);
+      // Written again as the query's own codes: in the steps of its block's columns, still the best.
+      const own = Int8Array.from(q, (x) => Math.sign(x) * 127);
+      columns.write(sealedBest[0].slot, own, 0);
+      expect(Array.from(columns.best(q, 1, SLOTS))).toEqual([sealedBest[0].slot]);
+    } finally {
+      columns.release();
+    }
+  });
 
   it('has a helper claim pieces of a long scan beside this thread, with the answers of a scan alone', () => {
-    // Blocks of the worker's size, a million slots: a scan of all 40 columns reads 40 MB, some
-    // milliseconds, time enough for the helper to join.
+    // Blocks of the worker's size, a million slots (15 sealed): a scan of all 40 columns reads 20 MB,
+    // some milliseconds, time enough for the helper to join.
     const rows = 65_536;
     const slots = 1_000_000;
-    const columns = new ColumnCodes(DIMENSION, rows, { threads: 2, splitBytes: 0 });
-    const codes = codesOf(slots);
-    for (let s = 0; s < slots; s++) columns.write(s, codes, s * DIMENSION);
+    const columns = columnsOf(codesOf(slots), slots, rows, { threads: 2, splitBytes: 0 });
     const answered = scanHelpers(1)[0].answered;
     try {
       for (let i = 0; i < 10; i++) {
@@ -169,17 +243,18 @@ describe('ColumnCodes', () => {
 
   it('starts from zeros in memory another set gave back', () => {
     // The first set's codes all 127: any left over would outscore what the second set writes.
-    const first = new ColumnCodes(DIMENSION, ROWS);
-    const high = new Int8Array(SLOTS * DIMENSION).fill(127);
-    for (let s = 0; s < SLOTS; s++) first.write(s, high, s * DIMENSION);
+    const first = columnsOf(new Int8Array(SLOTS * DIMENSION).fill(127), SLOTS, ROWS);
     first.release();
-    // The same shape takes the memory given back; it writes the last slot of each block only, codes of 1.
+    // The same shape takes the memory given back; it writes the last slot of each block only
+    // (sealing the full ones), codes of 1.
     const second = new ColumnCodes(DIMENSION, ROWS);
     const written = [ROWS - 1, 2 * ROWS - 1, 3 * ROWS - 1, SLOTS - 1];
     const ones = new Int8Array(DIMENSION).fill(1);
     try {
       for (const slot of written) second.write(slot, ones, 0);
+      expect(second.estimates).toBe(true);
       expect(Array.from(second.best(new Int8Array(DIMENSION).fill(127), written.length, SLOTS)).sort((a, b) => a - b)).toEqual(written);
+      expect(second.best(new Int8Array(DIMENSION).fill(127), SLOTS, SLOTS)).toHaveLength(written.length);
     } finally {
       second.release();
     }

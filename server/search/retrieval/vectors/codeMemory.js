@@ -1,4 +1,4 @@
-// The memory the held vectors' int8 codes live in, by row (rows.js) and by column (columns.js):
+// The memory the held vectors' codes live in, by row (rows.js) and by column (columns.js):
 // that of a small WebAssembly module (codes.wat) whose SIMD loops do the codes' sums. One memory
 // serves every set of the worker; it grows to 4 GiB at most, and what a released set gave back is
 // handed to sets made later. The memory is shared: a helper thread (helpers.js) is handed it, runs
@@ -12,7 +12,7 @@ const wabt = await createWabt();
 const parsed = wabt.parseWat('codes.wat', fs.readFileSync(new URL('./codes.wat', import.meta.url), 'utf8'), { simd: true, threads: true });
 const { instance } = await WebAssembly.instantiate(parsed.toBinary({}).buffer, { codes: { memory } });
 parsed.destroy();
-export const { above, products: rowProducts, rowsAbove } = instance.exports;
+export const { above, nibblesAbove, products: rowProducts, rowsAbove } = instance.exports;
 
 /** Bytes of a WebAssembly memory page. */
 const PAGE = 65_536;

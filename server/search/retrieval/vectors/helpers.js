@@ -52,7 +52,7 @@ class Helper {
     this.thread.on('error', () => this.stop());
   }
 
-  /** Offers it a scan to join: { layout, query, next, pieces, piece, to, n, scratch } (see columns.js). */
+  /** Offers it a scan to join: { layout, plan, next, pieces, piece, to, n, scratch } (see columns.js). */
   offer(scan) {
     this.ticket = (this.ticket + 1) % TICKETS;
     Atomics.store(this.state, 0, this.ticket * 4 + OPEN);
