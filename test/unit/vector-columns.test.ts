@@ -217,6 +217,24 @@ describe('ColumnCodes, sealed blocks', () => {
     }
   });
 
+  it('seals a block whose last row was never written once a later block is', () => {
+    // A restored set writes none of its removed slots: here the first block's last.
+    const codes = codesOf(ROWS + 1);
+    const columns = new ColumnCodes(DIMENSION, ROWS);
+    try {
+      for (let s = 0; s < ROWS - 1; s++) columns.write(s, codes, s * DIMENSION);
+      expect(columns.estimates).toBe(false);
+      columns.write(ROWS, codes, ROWS * DIMENSION);
+      expect(columns.estimates).toBe(true);
+      // The unwritten slot is not held; every other one is.
+      const all = columns.best(query(5), ROWS + 1, ROWS + 1);
+      expect(all).toHaveLength(ROWS);
+      expect(Array.from(all)).not.toContain(ROWS - 1);
+    } finally {
+      columns.release();
+    }
+  });
+
   it('has a helper claim pieces of a long scan beside this thread, with the answers of a scan alone', () => {
     // Blocks of the worker's size, a million slots (15 sealed): a scan of all 40 columns reads 20 MB,
     // some milliseconds, time enough for the helper to join.

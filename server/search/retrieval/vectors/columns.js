@@ -205,12 +205,15 @@ export class ColumnCodes {
   }
 
   /**
-   * Writes the codes of `slot` from `codes[at..at + dimension]`, and seals its block when it is the
-   * block's last row (throws a RangeError when the memory cannot grow).
+   * Writes the codes of `slot` from `codes[at..at + dimension]`. Slots are written in order: a block
+   * is sealed once its last row is written, or once a later block is (a restored set does not
+   * write its removed slots). Throws a RangeError when the memory cannot grow.
    */
   write(slot, codes, at) {
     const b = Math.floor(slot / this.rows);
     while (this.blocks.length <= b) {
+      const last = this.blocks.length - 1;
+      if (last >= 0 && !this.steps[last]) this.seal(last);
       this.blocks.push(allocate((this.dimension + 1) * this.stride));
       this.steps.push(null);
     }
