@@ -44,6 +44,12 @@ function expectTop(found: Int32Array, scores: number[], held: boolean[], n: numb
   expect(Array.from(found, (slot) => scores[slot]).sort((a, b) => b - a)).toEqual(expected.map((e) => e.score));
 }
 
+/** A scan alone, and one that a helper thread may join. */
+const SHARINGS: [string, { threads?: number; splitBytes?: number }][] = [
+  ['alone', {}],
+  ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
+];
+
 /** Columns of `slots` slots of `codes`, in blocks of `rows` (all but the last sealed, when full). */
 function columnsOf(codes: Int8Array, slots: number, rows: number, sharing = {}): ColumnCodes {
   const columns = new ColumnCodes(DIMENSION, rows, sharing);
@@ -66,10 +72,7 @@ describe('ColumnCodes, the open block', () => {
   // One block, never full: its codes stay int8.
   const SLOTS = ROWS - 11;
 
-  it.each([
-    ['alone', {}],
-    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
-  ])('finds the largest inner products, for any count and sign of nonzero components, %s', (_, sharing) => {
+  it.each(SHARINGS)('finds the largest inner products, for any count and sign of nonzero components, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
     const columns = columnsOf(codes, SLOTS, ROWS, sharing);
     const held = new Array<boolean>(SLOTS).fill(true);
@@ -89,10 +92,7 @@ describe('ColumnCodes, the open block', () => {
     }
   });
 
-  it.each([
-    ['alone', {}],
-    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
-  ])('leaves cleared slots out, and scans only the slots asked for, %s', (_, sharing) => {
+  it.each(SHARINGS)('leaves cleared slots out, and scans only the slots asked for, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
     const columns = columnsOf(codes, SLOTS, ROWS, sharing);
     const held = new Array<boolean>(SLOTS).fill(true);
@@ -165,10 +165,7 @@ describe('ColumnCodes, sealed blocks', () => {
   // Three full blocks, sealed, and an open one.
   const SLOTS = 3 * ROWS + 21;
 
-  it.each([
-    ['alone', {}],
-    ['shared with a helper thread', { threads: 2, splitBytes: 0 }],
-  ])('estimates the inner products of full blocks closely enough that twice the candidates hold the best, %s', (_, sharing) => {
+  it.each(SHARINGS)('estimates the inner products of full blocks closely enough that twice the candidates hold the best, %s', (_, sharing) => {
     const codes = codesOf(SLOTS);
     const columns = columnsOf(codes, SLOTS, ROWS, sharing);
     const held = new Array<boolean>(SLOTS).fill(true);

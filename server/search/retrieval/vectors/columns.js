@@ -229,13 +229,12 @@ export class ColumnCodes {
     if (row === this.rows - 1) this.seal(b);
   }
 
-  /** Zeroes the codes of `slot`, which scans then leave out. */
+  /** Zeroes the codes of `slot` (in a sealed block, its held mark alone), which scans then leave out. */
   clear(slot) {
     const b = Math.floor(slot / this.rows);
     if (b >= this.blocks.length) return;
     const row = slot % this.rows;
     if (this.steps[b]) {
-      this.writeSealed(b, row, new Int8Array(this.dimension), 0);
       new Uint8Array(memory.buffer)[this.blocks[b] + this.dimension * this.nibbleStride + row] = 0;
       return;
     }
