@@ -379,7 +379,10 @@ describe('clone', () => {
     });
     expect(reply.status).toBe(200);
     const target = reply.body.id as string;
-    for (let i = 0; i < 100 && (await lexicalIds(target, 'lighthouse')).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    // The copy runs in the background: the rows (searchable by their stored terms) first, then their
+    // vectors in a statement of their own. Waited for until both are there, or ten seconds.
+    const copied = async () => (await lexicalIds(target, 'lighthouse')).length > 0 && (await countRows('chunk_vectors', target)) >= 2;
+    for (let i = 0; i < 100 && !(await copied()); i++) await new Promise((r) => setTimeout(r, 100));
     const copies = await db()('chunks').where({ dataset_id: target }).pluck('id');
     expect(copies).toHaveLength(2);
     expect(await lexicalIds(target, 'lighthouse')).toHaveLength(1);
