@@ -78,13 +78,15 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // list has handed its graph walk to the vectors' worker, and the two run at once.
   const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
-  // vector is not the query text's own. The semantic list starts without waiting for the
-  // statistics: on settled indexes it is made while they are read.
+  // vector is not the query text's own; either way the held vectors hear when it is made, and a
+  // scan still under way then takes the core BM25's walk let go of (vectors/handoff.js). The
+  // semantic list starts without waiting for the statistics: on settled indexes it is made while
+  // they are read.
   const seenVersion = prepared?.then((bm25) => bm25.version);
   // Awaited by the held vectors, when they are asked; not left unhandled should the statement fail.
   seenVersion?.catch(() => undefined);
   const [semantic, keyword] = await Promise.all([
-    querying.then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? Promise.resolve([]) : keywords)),
+    querying.then((query) => nearest(services, query, { ...each, seenVersion }, window, request.vector ? keywords.then(() => []) : keywords)),
     keywords,
   ]);
   return fuse(semantic, keyword, weights, request.scoreThreshold);
@@ -108,7 +110,8 @@ async function fusedSettled(
 ): Promise<Hit[] | null> {
   const query = await querying;
   const keyword = settledTop(services, each, window);
-  const semantic = settledNearest(services, query, each, window, request.vector ? Promise.resolve([]) : keyword.then((k) => k?.hits ?? []));
+  const keywordHits = keyword.then((k) => k?.hits ?? []);
+  const semantic = settledNearest(services, query, each, window, request.vector ? keywordHits.then(() => []) : keywordHits);
   // Awaited below; not left unhandled should the other fail first.
   keyword.catch(() => undefined);
   semantic?.hits.catch(() => undefined);

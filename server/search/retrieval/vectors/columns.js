@@ -15,6 +15,7 @@
 // vectors' worker and its helpers.
 import { Best } from './best.js';
 import { above, allocate, memory, nibblesAbove, release } from './codeMemory.js';
+import { close } from './handoff.js';
 import { NOT_JOINED, scanHelpers, scanPieces } from './helpers.js';
 
 /**
@@ -301,14 +302,15 @@ export class ColumnCodes {
    * The `n` slots below `slots` whose held codes have the largest inner product with `query` (int8
    * codes of the query's direction; estimated in sealed blocks), in no order. A scan that reads at
    * least `splitBytes`, when `shared` allows it, is cut into pieces that this thread and the helpers
-   * claim in turn.
+   * claim in turn; when it does not, but a keyword list's hand-off (handoff.js) is given, the
+   * helpers join once the list is delivered, and the hand-off is closed when the pieces are done.
    */
-  best(query, n, slots, shared = true) {
+  best(query, n, slots, shared = true, handoff = null) {
     const layout = this.layout;
     const plan = planOf(this.steps, query);
     const to = Math.min(slots, this.blocks.length * this.rows);
     const nonzero = plan.nonzero.length;
-    const helpers = shared && nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
+    const helpers = (shared || handoff) && nonzero * to >= this.splitBytes ? scanHelpers(this.threads - 1) : [];
     const top = new Best(n);
     if (helpers.length === 0) {
       scanRange(layout, plan, 0, to, top, this.scratch);
@@ -320,9 +322,14 @@ export class ColumnCodes {
     Atomics.store(this.next, 0, 0);
     helpers.forEach((helper, i) => {
       this.helperScratch[i] ??= scratchFor(this.dimension, this.rows);
-      helper.offer({ ...scan, scratch: this.helperScratch[i] });
+      helper.offer({ ...scan, scratch: this.helperScratch[i], handoff: shared ? null : handoff });
     });
-    scanPieces(scan, (p) => scanPiece(scan, p, top, this.scratch));
+    try {
+      scanPieces(scan, (p) => scanPiece(scan, p, top, this.scratch));
+    } finally {
+      // A helper still waiting for the keyword list has nothing left to join.
+      if (handoff) close(handoff);
+    }
     let helped = false;
     for (const helper of helpers) {
       const found = helper.answer();

@@ -16,7 +16,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import { memory } from './codeMemory.js';
 
 /** How long the worker waits for a helper that joined a scan: far beyond any scan's milliseconds. */
-const PATIENCE_MS = 5000;
+export const PATIENCE_MS = 5000;
 
 /** A scan's phase, in the low bits of the word a helper and the worker share (its ticket above). */
 const OPEN = 0;
@@ -52,7 +52,7 @@ class Helper {
     this.thread.on('error', () => this.stop());
   }
 
-  /** Offers it a scan to join: { layout, plan, next, pieces, piece, to, n, scratch } (see columns.js). */
+  /** Offers it a scan to join: { layout, plan, next, pieces, piece, to, n, scratch, handoff } (see columns.js). */
   offer(scan) {
     this.ticket = (this.ticket + 1) % TICKETS;
     Atomics.store(this.state, 0, this.ticket * 4 + OPEN);

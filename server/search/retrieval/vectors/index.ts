@@ -21,6 +21,7 @@ import type { DatasetRow } from '../../../domain/datasets.js';
 import { type DistanceMetric, HELD_METRICS } from '../../../store/vectors.js';
 import { packIds } from '../../chunkIdWords.js';
 import { type Mirror, Mirrors } from '../mirrors.js';
+import { deliver, handoff as handoffFor } from './handoff.js';
 import { storedConfiguration, type VectorPage, vectorsOf, vectorsPage } from './store.js';
 
 /** Vectors read per page while building. */
@@ -137,7 +138,7 @@ interface VectorWorker {
   restore(handle: number, options: object, dir: string): Stats;
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
-  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array, shareScan?: boolean): Nearest;
+  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array, shareScan?: boolean, handoff?: Int32Array): Nearest;
   nearestIn(handle: number, query: Float32Array, k: number, key: string, also: Int32Array | null): Nearest | null;
   stats(handle: number): Stats;
   release(handle: number): void;
@@ -192,21 +193,29 @@ export class HeldVectors implements Mirror {
     this.took(await this.worker.remove(this.handle, ids));
   }
 
-  /** The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance. */
-  nearest(query: Float32Array, k: number, also: string[], { shareScan = true }: ScanSharing = {}): Promise<Nearest> {
-    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packIds(also), shareScan);
+  /**
+   * The `k` nearest among the graph's best candidates and the chunks `also`, by exact distance;
+   * with the chunks delivered to `handoff` (handoff.js) before the candidates were found.
+   */
+  nearest(query: Float32Array, k: number, also: string[], { shareScan = true }: ScanSharing = {}, handoff?: Int32Array): Promise<Nearest> {
+    return this.worker.nearest(this.handle, query, k, Math.max(k, MIN_CANDIDATES), packIds(also), shareScan, handoff);
   }
 
   /**
-   * The `k` nearest among the graph's best candidates and the chunks `also` names, by exact
-   * distance: the graph is walked on the worker while `also` makes its list, and the chunks it
-   * names that the walk did not bring are measured after.
+   * The `k` nearest among the graph's best candidates and the chunks `also` names (at most `k`), by
+   * exact distance: the graph is walked (or the codes scanned) on the worker while `also` makes its
+   * list. A list made before the candidates are found is handed to the worker (handoff.js), which
+   * ranks its chunks with them, and a scan not to be shared takes a helper from then on (`also`
+   * has let go of its core); the chunks of a list made later that the walk did not bring are
+   * measured after, by a second call.
    */
-  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, sharing: ScanSharing = {}): Promise<Nearest> {
-    const walking = this.nearest(query, k, [], sharing);
+  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, { shareScan = true }: ScanSharing = {}): Promise<Nearest> {
+    const words = handoffFor(k);
+    const walking = this.nearest(query, k, [], { shareScan }, words);
     // Awaited below; not left unhandled should it fail while `also` runs.
     walking.catch(() => undefined);
     const named = await also();
+    if (deliver(words, packIds(named))) return walking;
     const found = await walking;
     const brought = new Set(found.ids);
     const extra = named.filter((id) => !brought.has(id));

@@ -4,11 +4,15 @@
 import { workerData } from 'node:worker_threads';
 import { Best } from './best.js';
 import { scanPiece } from './columns.js';
-import { answered, join, scanPieces } from './helpers.js';
+import { awaitDelivery } from './handoff.js';
+import { answered, join, PATIENCE_MS, scanPieces } from './helpers.js';
 
 const { port, state } = workerData;
 
 port.on('message', (scan) => {
+  // A scan offered with a keyword list's hand-off is joined once the list is delivered (its walk
+  // has let go of the other core); not when the worker closed it first.
+  if (scan.handoff && !awaitDelivery(scan.handoff, PATIENCE_MS)) return;
   if (!join(state, scan.ticket)) return;
   try {
     const top = new Best(scan.n);

@@ -25,6 +25,7 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { ID_WORDS } from '../../chunkIdWords.js';
 import { ColumnCodes } from './columns.js';
 import { GrowingGraph } from './graph.js';
+import { close } from './handoff.js';
 import { KeptLists } from './lists.js';
 import { RowCodes } from './rows.js';
 import { SlotTable } from './slots.js';
@@ -343,9 +344,10 @@ class DatasetVectors {
    * neither) and the chunks `also` (their ids' words, chunkIdWords.js), by exact distance
    * (nearest first, ties by id); whether all that was asked for was found, and how. A scan's answer
    * comes a turn later (scanSoon). `shareScan`: whether a scan by column may be shared with the
-   * helper threads (ColumnCodes.best).
+   * helper threads (ColumnCodes.best). `handoff`: a keyword list's hand-off (handoff.js), closed
+   * once the candidates are found; the chunks delivered to it before are ranked with them.
    */
-  nearest(query, k, candidates, also, shareScan = true) {
+  nearest(query, k, candidates, also, shareScan = true, handoff = null) {
     const live = this.ids.length - this.dead;
     const wanted = Math.min(candidates, live);
     if (wanted > 0) this.remember(query);
@@ -353,12 +355,14 @@ class DatasetVectors {
     const scan = codes ? this.scanFor(codes) : 'none';
     const by = scan === 'none' ? 'graph' : 'scan';
     const answer = (found) => {
-      const { ids, distances } = this.ranked(query, k, this.slotsOf(also, found));
+      const delivered = handoff && close(handoff);
+      const named = delivered ? Int32Array.of(...also, ...delivered) : also;
+      const { ids, distances } = this.ranked(query, k, this.slotsOf(named, found));
       return { ids, distances, complete: found.length >= wanted, by };
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walkedWithTail(query, wanted));
-    if (scan === 'columns') return answer(this.codes.columns.best(codes, Math.min(this.columnCandidates(wanted), live), this.ids.length, shareScan));
+    if (scan === 'columns') return answer(this.codes.columns.best(codes, Math.min(this.columnCandidates(wanted), live), this.ids.length, shareScan, handoff));
     return this.scanSoon(query, wanted).then(answer);
   }
 
@@ -854,8 +858,8 @@ Comlink.expose(
       set.remove(ids);
       return set.stats;
     },
-    async nearest(handle, query, k, candidates, also, shareScan) {
-      const answer = await held(handle).nearest(query, k, candidates, also, shareScan);
+    async nearest(handle, query, k, candidates, also, shareScan, handoff) {
+      const answer = await held(handle).nearest(query, k, candidates, also, shareScan, handoff);
       return Comlink.transfer(answer, [answer.distances.buffer]);
     },
     nearestIn(handle, query, k, key, also) {
