@@ -2,7 +2,8 @@
 // an exact nearest-neighbour search computed here: for each metric the graph serves, nearly every
 // true neighbour found and every score the exact one; and the held vectors kept current by the
 // change log through inserts, replaced vectors and deletes (cascading from chunks), in both modes;
-// a long scan by column shared with a helper thread answers the same.
+// a long scan by column shared with a helper thread answers the same, and one kept to the worker
+// takes a helper once hybrid's keyword list is handed over, whose chunks it ranks in its answer.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChunk, createOrganization } from '../../sdk/src/generated/sdk.gen.js';
 import type * as T from '../../sdk/src/generated/types.gen.js';
@@ -13,6 +14,7 @@ import { selective } from '../../server/search/filters/passing.js';
 import { datasetVersion } from '../../server/search/retrieval/changes.js';
 import { retrieve } from '../../server/search/retrieval/index.js';
 import type { Hit, RetrievalRequest } from '../../server/search/types.js';
+import { deliver, handoff } from '../../server/search/retrieval/vectors/handoff.js';
 import { CALIBRATION, type FoundBy, HeldVectors, type Nearest } from '../../server/search/retrieval/vectors/index.js';
 import { nearest, scoreSql, semanticQuery } from '../../server/search/retrieval/semantic.js';
 import { up as dropHeldVectorIndexes } from '../../server/store/migrations/020_held_vector_indexes.js';
@@ -156,9 +158,9 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     const held = (await service.services.vectors.ready(dataset.id))!;
     const walks: number[] = [];
     const walk = held.nearest.bind(held);
-    held.nearest = (query, k, also) => {
+    held.nearest = (query, k, also, ...rest) => {
       walks.push(also.length);
-      return walk(query, k, also);
+      return walk(query, k, also, ...rest);
     };
     try {
       let giveKeywords!: (hits: Hit[]) => void;
@@ -177,6 +179,24 @@ describe.each(['cosine', 'dot', 'euclidean'] as const)('%s', (metric) => {
     } finally {
       held.nearest = walk;
     }
+  });
+
+  it('ranks the chunks of a keyword list handed over before its candidates were found with them, by exact distance', async () => {
+    const [vector] = vectors(1, random);
+    const held = (await service.services.vectors.ready(dataset.id))!;
+    // The worker asked for no candidates: its answer is the handed-over chunks alone, ranked.
+    const { worker, handle } = held as unknown as { worker: { nearest(...args: unknown[]): Promise<Nearest> }; handle: number };
+    const named = ids.slice(0, 8);
+    const words = handoff(named.length);
+    expect(deliver(words, packIds(named))).toBe(true);
+    const found = await worker.nearest(handle, Float32Array.from(vector), 3, 0, new Int32Array(0), false, words);
+    const exact = named
+      .map((id) => ({ id, distance: distanceOf[metric](vector, stored[ids.indexOf(id)]) }))
+      .sort((a, b) => a.distance - b.distance)
+      .slice(0, 3);
+    expect(found.ids).toEqual(exact.map((e) => e.id));
+    // Closed by that answer: a list delivered after it is refused.
+    expect(deliver(words, packIds(named))).toBe(false);
   });
 
   it('ranks the chunks a selective filter passes exactly', async () => {
@@ -490,13 +510,31 @@ describe('calibration', () => {
     expectExact(await nearestOf(held, queries), queries, stored, ids, 'scan');
     // The helper joins the scans it reaches before the worker has claimed every piece: exact either way.
     expect((await held.sharedScans()) - shared).toBeLessThanOrEqual(QUERIES);
-    // Hybrid search scores BM25 on this thread meanwhile: its scans keep to the worker, as exact.
-    const before = await held.sharedScans();
+    // Hybrid search scores BM25 on this thread meanwhile: its scans take a helper only once the
+    // keyword list is made (vectors/handoff.js), with the same exact answers.
     for (const vector of queries) {
       const hybrid = await retrieve(service.services, 'hybrid', { dataset, query: 'unmatched', vector, limit: 10, offset: 0 });
       expect(hybrid.hits.map((h) => h.id)).toEqual(exactNearest(vector, stored, ids, 10).map((e) => e.id));
     }
-    expect(await held.sharedScans()).toBe(before);
+    const among = vi.spyOn(held, 'nearestAmong');
+    try {
+      // A list made after the scan: no helper joined it, and its chunks are ranked by a second call.
+      const before = await held.sharedScans();
+      const late = () => new Promise<string[]>((resolve) => setTimeout(() => resolve(ids.slice(0, 3)), 300));
+      const found = await held.nearestWith(Float32Array.from(queries[0]), 10, late, { shareScan: false });
+      expect(found.ids).toEqual(exactNearest(queries[0], stored, ids, 10).map((e) => e.id));
+      expect(await held.sharedScans()).toBe(before);
+      expect(among).toHaveBeenCalledTimes(1);
+      // A list made while the scan is under way is ranked in the same answer (nearly always made first here).
+      among.mockClear();
+      for (const query of queries) {
+        const early = await held.nearestWith(Float32Array.from(query), 10, async () => ids.slice(0, 3), { shareScan: false });
+        expect(early.ids).toEqual(exactNearest(query, stored, ids, 10).map((e) => e.id));
+      }
+      expect(among.mock.calls.length).toBeLessThan(queries.length / 2);
+    } finally {
+      among.mockRestore();
+    }
     const [query] = queries;
     const [first] = await semantic(dataset, query);
     await db()('chunks').where({ id: first.id }).del();

@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { Best } from '../../server/search/retrieval/vectors/best.js';
 import { ColumnCodes } from '../../server/search/retrieval/vectors/columns.js';
+import { deliver, handoff } from '../../server/search/retrieval/vectors/handoff.js';
 import { scanHelpers } from '../../server/search/retrieval/vectors/helpers.js';
 import { prng } from '../support/prng.js';
 
@@ -232,7 +233,7 @@ describe('ColumnCodes, sealed blocks', () => {
     }
   });
 
-  it('has a helper claim pieces of a long scan beside this thread, with the answers of a scan alone', () => {
+  it('has a helper claim pieces of a long scan beside this thread, with the answers of a scan alone; one not to be shared, once a keyword list is handed over', () => {
     // Blocks of the worker's size, a million slots (15 sealed): a scan of all 40 columns reads 20 MB,
     // some milliseconds, time enough for the helper to join.
     const rows = 65_536;
@@ -250,6 +251,24 @@ describe('ColumnCodes, sealed blocks', () => {
         expect(sorted(shared)).toEqual(sorted(columns.best(q, 100, slots, false)));
       }
       expect(columns.shared).toBeGreaterThan(0);
+      expect(scanHelpers(1)[0].answered - answered).toBe(columns.shared);
+      // Not to be shared (hybrid's BM25 walk holds the other core): no helper joins until the
+      // keyword list is delivered, and the scan closes the hand-off, too late for a list after it.
+      const q = query(DIMENSION);
+      const alone = Array.from(columns.best(q, 100, slots, false)).sort((a, b) => a - b);
+      const before = columns.shared;
+      for (let i = 0; i < 5; i++) {
+        const waiting = handoff(100);
+        expect(Array.from(columns.best(q, 100, slots, false, waiting)).sort((a, b) => a - b)).toEqual(alone);
+        expect(deliver(waiting, new Int32Array(0))).toBe(false);
+      }
+      expect(columns.shared).toBe(before);
+      for (let i = 0; i < 5; i++) {
+        const delivered = handoff(100);
+        expect(deliver(delivered, new Int32Array(0))).toBe(true);
+        expect(Array.from(columns.best(q, 100, slots, false, delivered)).sort((a, b) => a - b)).toEqual(alone);
+      }
+      expect(columns.shared).toBeGreaterThan(before);
       expect(scanHelpers(1)[0].answered - answered).toBe(columns.shared);
     } finally {
       columns.release();

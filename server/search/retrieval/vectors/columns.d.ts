@@ -10,8 +10,11 @@ export class ColumnCodes {
   write(slot: number, codes: Int8Array, at: number): void;
   /** Zeroes the codes of `slot`, which scans then leave out. */
   clear(slot: number): void;
-  /** The `n` slots below `slots` whose held codes have the largest inner product with `query` (estimated in sealed blocks), in no order; `shared`: whether helpers may join the scan. */
-  best(query: Int8Array, n: number, slots: number, shared?: boolean): Int32Array;
+  /**
+   * The `n` slots below `slots` whose held codes have the largest inner product with `query` (estimated in sealed blocks), in no order;
+   * `shared`: whether helpers may join the scan; when not, with a keyword list's `handoff` (handoff.js), they join once it is delivered.
+   */
+  best(query: Int8Array, n: number, slots: number, shared?: boolean, handoff?: Int32Array | null): Int32Array;
   /** Hands the set's memory back for sets made later. */
   release(): void;
 }
