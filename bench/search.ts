@@ -957,14 +957,14 @@ async function rawTop(ctx: MeasureContext, variant: Variant, query: string): Pro
       // did not give join the semantic list at their own distances; then reciprocal rank fusion.
       const window = hybridWindow(PAGE_SIZE);
       if (held) {
-        // The graph walked (or the codes scanned, by the worker alone) in the worker while BM25
-        // scores here, as the service does.
+        // The graph walked (or the codes scanned, by the worker alone until BM25's list is handed
+        // over) in the worker while BM25 scores here, as the service does.
         let keywords: Hit[] = [];
         const also = async () => {
           keywords = await ctx.bm25(query, variant.filter, window, false);
           return keywords.map((h) => h.id);
         };
-        const found = await held.nearestWith(Float32Array.from(JSON.parse(vector) as number[]), window, also, { shareScan: false });
+        const found = await held.nearestWith(Float32Array.from(JSON.parse(vector) as number[]), window, also, { shareScan: 'delivered' });
         const semantic = found.ids.map((id, i) => ({ id, score: scoreOf[ctx.dataset.metric](found.distances[i]) }));
         return reciprocalRankFusion([
           { hits: semantic, weight: 1 },

@@ -36,6 +36,11 @@ export interface RetrievalRequest {
    * shared with a helper thread.
    */
   oneThread?: boolean;
+  /**
+   * Hybrid's semantic list when the search is alone: its scan of the held vectors, kept to one
+   * thread while BM25 walks, may take a helper once the keyword list is made (vectors/handoff.js).
+   */
+  helpOnceKeywords?: boolean;
   /** Reads of the filter this search shares between its lists (filters/passing.ts). */
   filterReads?: FilterReads;
   /**

@@ -60,8 +60,9 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   // Neither list's hits are the page's: no rows read ahead for them. Each list takes a core while
   // the other is made (BM25's walk on this thread, the lexical engine's process, the held vectors'
   // worker): neither offers its work to a helper thread, which would take a core from the other
-  // list (bench/README.md, at d7971ff and a5719a5).
-  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true };
+  // list (bench/README.md, at d7971ff and a5719a5). A search alone has the held vectors' scan take
+  // a helper once BM25's walk is over (vectors/handoff.js).
+  const each = { ...request, scoreThreshold: null, filterReads: reads, readAhead: undefined, oneThread: true, helpOnceKeywords: !request.oneThread };
   // Embedded once, whichever way the lists are made.
   const querying = semanticQuery(services, each);
   const bm25 = datasetConfig(request.dataset).BM25_ENABLED;
@@ -79,7 +80,7 @@ async function fused(services: Services, request: RetrievalRequest, weights: Fus
   const keywords = prepared ? bm25Top(services, each, window, prepared) : fulltextTop(services, each, window);
   // The keyword list doubles as the semantic list's extra candidates (semantic.ts), unless the
   // vector is not the query text's own; either way the held vectors hear when it is made, and a
-  // scan still under way then takes the core BM25's walk let go of (vectors/handoff.js). The
+  // scan still under way may then take the core BM25's walk let go of (vectors/handoff.js). The
   // semantic list starts without waiting for the statistics: on settled indexes it is made while
   // they are read.
   const seenVersion = prepared?.then((bm25) => bm25.version);

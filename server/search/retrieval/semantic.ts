@@ -227,8 +227,8 @@ async function heldHits(request: RetrievalRequest, answer: Promise<Nearest>): Pr
   );
 }
 
-/** A scan of the held vectors is shared with helper threads unless the search keeps to one thread. */
-const scanSharing = (request: RetrievalRequest): ScanSharing => ({ shareScan: !request.oneThread });
+/** A scan of the held vectors is shared with helper threads unless the search keeps to one thread (hybrid's alone: once its keyword list is made). */
+const scanSharing = (request: RetrievalRequest): ScanSharing => ({ shareScan: !request.oneThread || (request.helpOnceKeywords ? 'delivered' : false) });
 
 /**
  * The `n` nearest chunks from the dataset's vectors held in memory, the keyword hits among the

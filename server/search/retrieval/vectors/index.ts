@@ -97,12 +97,13 @@ function nearestOf(walked: Nearest, other: Nearest, n: number): Nearest {
 }
 
 /**
- * Whether a scan of the codes by column may be offered to the worker's helper threads (the
- * default). Not when another thread needs the other core meanwhile (hybrid's BM25 walk on the
- * service's thread, or other searches in flight): a helper would compete with it for that core.
+ * Whether a scan of the codes by column may be offered to the worker's helper threads: at once
+ * (true, the default), once the keyword list is handed over ('delivered': hybrid's BM25 walk on
+ * the service's thread has then let go of the other core; see nearestWith), or not (false: other
+ * searches in flight need the other core, and a helper would compete with them for it).
  */
 export interface ScanSharing {
-  shareScan?: boolean;
+  shareScan?: boolean | 'delivered';
 }
 
 interface Stats {
@@ -138,7 +139,15 @@ interface VectorWorker {
   restore(handle: number, options: object, dir: string): Stats;
   add(handle: number, ids: string[], vectors: Float32Array): Stats;
   remove(handle: number, ids: string[]): Stats;
-  nearest(handle: number, query: Float32Array, k: number, candidates: number, also: Int32Array, shareScan?: boolean, handoff?: Int32Array): Nearest;
+  nearest(
+    handle: number,
+    query: Float32Array,
+    k: number,
+    candidates: number,
+    also: Int32Array,
+    shareScan?: boolean | 'delivered',
+    handoff?: Int32Array,
+  ): Nearest;
   nearestIn(handle: number, query: Float32Array, k: number, key: string, also: Int32Array | null): Nearest | null;
   stats(handle: number): Stats;
   release(handle: number): void;
@@ -205,9 +214,9 @@ export class HeldVectors implements Mirror {
    * The `k` nearest among the graph's best candidates and the chunks `also` names (at most `k`), by
    * exact distance: the graph is walked (or the codes scanned) on the worker while `also` makes its
    * list. A list made before the candidates are found is handed to the worker (handoff.js), which
-   * ranks its chunks with them, and a scan not to be shared takes a helper from then on (`also`
-   * has let go of its core); the chunks of a list made later that the walk did not bring are
-   * measured after, by a second call.
+   * ranks its chunks with them (and a scan to be shared once it is delivered takes a helper from
+   * then on); the chunks of a list made later that the walk did not bring are measured after, by a
+   * second call.
    */
   async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, { shareScan = true }: ScanSharing = {}): Promise<Nearest> {
     const words = handoffFor(k);

@@ -344,8 +344,9 @@ class DatasetVectors {
    * neither) and the chunks `also` (their ids' words, chunkIdWords.js), by exact distance
    * (nearest first, ties by id); whether all that was asked for was found, and how. A scan's answer
    * comes a turn later (scanSoon). `shareScan`: whether a scan by column may be shared with the
-   * helper threads (ColumnCodes.best). `handoff`: a keyword list's hand-off (handoff.js), closed
-   * once the candidates are found; the chunks delivered to it before are ranked with them.
+   * helper threads (ColumnCodes.best): true, false, or 'delivered' (once a list is delivered to
+   * `handoff`). `handoff`: a keyword list's hand-off (handoff.js), closed once the candidates are
+   * found; the chunks delivered to it before are ranked with them.
    */
   nearest(query, k, candidates, also, shareScan = true, handoff = null) {
     const live = this.ids.length - this.dead;
@@ -362,7 +363,10 @@ class DatasetVectors {
     };
     if (wanted === 0) return answer([]);
     if (scan === 'none') return answer(this.walkedWithTail(query, wanted));
-    if (scan === 'columns') return answer(this.codes.columns.best(codes, Math.min(this.columnCandidates(wanted), live), this.ids.length, shareScan, handoff));
+    if (scan === 'columns') {
+      const count = Math.min(this.columnCandidates(wanted), live);
+      return answer(this.codes.columns.best(codes, count, this.ids.length, shareScan === true, shareScan === 'delivered' ? handoff : null));
+    }
     return this.scanSoon(query, wanted).then(answer);
   }
 
