@@ -2,11 +2,11 @@
 // a word of shared memory and room for the list's ids, made by the service's thread for one search.
 // That thread walks BM25's postings while the worker scans the held codes, each on a core. When the
 // walk ends first, its list is delivered here: the worker ranks its chunks with the scan's
-// candidates in the same answer (no second round trip), and a helper thread waiting for the second
-// core joins the scan's remaining pieces (helpers.js). When the scan ends first, the worker closes
-// the hand-off, and the list is ranked by a second call, as before. One compare-and-swap on the
-// word decides which came first. Plain JavaScript, shared by the service's thread, the worker and
-// its helpers.
+// candidates in the same answer (no second round trip), and for a search alone a helper thread
+// waiting for the second core joins the scan's remaining pieces (helpers.js). When the scan ends
+// first, the worker closes the hand-off, and the list is ranked by a second call, as before. One
+// compare-and-swap on the word decides which came first. Plain JavaScript, shared by the service's
+// thread, the worker and its helpers.
 import { ID_WORDS } from '../../chunkIdWords.js';
 
 const WAITING = 0;
