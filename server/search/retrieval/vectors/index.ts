@@ -218,9 +218,9 @@ export class HeldVectors implements Mirror {
    * then on); the chunks of a list made later that the walk did not bring are measured after, by a
    * second call.
    */
-  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, { shareScan = true }: ScanSharing = {}): Promise<Nearest> {
+  async nearestWith(query: Float32Array, k: number, also: () => Promise<string[]>, sharing: ScanSharing = {}): Promise<Nearest> {
     const words = handoffFor(k);
-    const walking = this.nearest(query, k, [], { shareScan }, words);
+    const walking = this.nearest(query, k, [], sharing, words);
     // Awaited below; not left unhandled should it fail while `also` runs.
     walking.catch(() => undefined);
     const named = await also();
